@@ -1,0 +1,77 @@
+# ShopMind build, generation, checks and tests. Every target works offline from the
+# Go module proxy: buf is built from source, the plugins run as `go tool`.
+SHELL := /bin/bash
+BUF_VERSION := v1.75.0
+BIN := $(CURDIR)/bin
+BUF := $(BIN)/buf
+GOMODCACHE := $(shell go env GOMODCACHE)
+GOOGLEAPIS_MOD := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
+PROTOVALIDATE_MOD := github.com/bufbuild/protovalidate@v1.2.2
+# The ref that `make breaking` compares the contract against.
+BREAKING_AGAINST ?= main
+TEST_FLAGS ?=
+BENCH ?= .
+
+.PHONY: all build run test bench generate check lint fmt-check vet breaking drift third-party deps clean
+
+all: build
+
+$(BUF):
+	GOBIN=$(BIN) go install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+
+# Copies googleapis and protovalidate protos out of the Go module cache (not committed).
+third-party: third_party/.stamp
+third_party/.stamp: Makefile
+	go mod download $(GOOGLEAPIS_MOD) $(PROTOVALIDATE_MOD)
+	rm -rf third_party && mkdir -p third_party/googleapis/google third_party/protovalidate
+	cp -r $(GOMODCACHE)/$(GOOGLEAPIS_MOD)/third_party/googleapis/google/api third_party/googleapis/google/
+	cp -r $(GOMODCACHE)/$(PROTOVALIDATE_MOD)/proto/protovalidate/buf third_party/protovalidate/
+	find third_party -name BUILD.bazel -delete
+	chmod -R u+w third_party
+	touch $@
+
+generate: $(BUF) third-party
+	rm -rf gen
+	$(BUF) generate
+
+lint: $(BUF) third-party
+	$(BUF) lint
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	go vet ./...
+
+# Compares the contract with the last commit of $(BREAKING_AGAINST), built from a clean export.
+breaking: $(BUF) third-party
+	@if ! git rev-parse --verify -q $(BREAKING_AGAINST) >/dev/null || [ -z "$$(git ls-tree -r --name-only $(BREAKING_AGAINST) proto)" ]; then \
+		echo "breaking: no contract on $(BREAKING_AGAINST) yet, nothing to compare"; exit 0; fi; \
+	tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	git archive $(BREAKING_AGAINST) proto buf.yaml | tar -x -C $$tmp && cp -r third_party $$tmp/ && \
+	(cd $$tmp && $(BUF) build -o image.binpb) && $(BUF) breaking --against $$tmp/image.binpb
+
+# Regenerates and fails when the committed gen/ differs.
+drift: generate
+	@if [ -n "$$(git status --porcelain -- gen)" ]; then echo "generated code is stale; run make generate and commit gen/"; git status --porcelain -- gen | head -20; exit 1; fi
+
+check: lint breaking drift fmt-check vet
+
+build:
+	go build -o $(BIN)/shopmind ./cmd/shopmind
+
+# Starts PostgreSQL (and later ClickHouse/etcd) when they are not running.
+deps:
+	./scripts/test-deps.sh
+
+run: build deps
+	SHOPMIND_DEMO_DATA=$${SHOPMIND_DEMO_DATA:-true} $(BIN)/shopmind serve
+
+test: deps
+	go test -count=1 $(TEST_FLAGS) ./...
+
+bench: deps build
+	go test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+
+clean:
+	rm -rf bin third_party

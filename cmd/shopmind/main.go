@@ -1,0 +1,69 @@
+// Command shopmind is the one ShopMind binary.
+//
+//	shopmind serve [--target=all|gateway,tenant,system,analysis,basic,notify,chat,nl2sql,crx]
+//	shopmind targets
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/shopmind/shopmind/internal/app"
+	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/logging"
+	"github.com/shopmind/shopmind/services"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "shopmind:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() string {
+	return `usage:
+  shopmind serve [--target=TARGETS]   run the platform (default target: all)
+  shopmind targets                    list the targets
+Configuration comes from SHOPMIND_* environment variables (see README).`
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("no command\n%s", usage())
+	}
+	defs := services.All()
+	names := make([]string, len(defs))
+	for i, d := range defs {
+		names[i] = d.Name
+	}
+	switch args[0] {
+	case "serve":
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		target := fs.String("target", app.TargetAll, "comma list of targets: "+strings.Join(app.Targets(names), ", "))
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		cfg, err := config.Load()
+		if err != nil {
+			return err
+		}
+		logger := logging.New(os.Stderr, cfg.LogLevel)
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		return app.Run(ctx, app.Options{Config: cfg, Logger: logger, Targets: *target, Services: defs})
+	case "targets":
+		fmt.Println(strings.Join(app.Targets(names), "\n"))
+		return nil
+	case "help", "-h", "--help":
+		fmt.Println(usage())
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q\n%s", args[0], usage())
+	}
+}

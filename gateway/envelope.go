@@ -1,0 +1,125 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/logging"
+)
+
+// successMessage is the envelope message of every successful answer.
+const successMessage = "success"
+
+// envelopeMarshaler writes every forwarded response as {code: 0, message, data}, marshalling
+// the response message once with protojson (proto field names, zero values emitted).
+type envelopeMarshaler struct {
+	runtime.JSONPb
+}
+
+func newEnvelopeMarshaler() *envelopeMarshaler {
+	return &envelopeMarshaler{JSONPb: runtime.JSONPb{
+		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+	}}
+}
+
+var (
+	envelopeHead = []byte(`{"code":0,"message":"` + successMessage + `","data":`)
+	envelopeTail = []byte(`}`)
+)
+
+// Marshal wraps the marshalled message in the success envelope.
+func (m *envelopeMarshaler) Marshal(v any) ([]byte, error) {
+	data, err := m.JSONPb.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(envelopeHead)+len(data)+len(envelopeTail))
+	out = append(out, envelopeHead...)
+	out = append(out, data...)
+	return append(out, envelopeTail...), nil
+}
+
+// errorBody is the envelope of a failure: data is always null.
+type errorBody struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// envelopeWriter writes error envelopes with the configured status policy.
+type envelopeWriter struct {
+	always200 bool
+}
+
+// write sends an error envelope. In mapped mode the HTTP status is the envelope code
+// (501 included); in always-200 mode it is 200 and only the code carries the meaning.
+func (e envelopeWriter) write(w http.ResponseWriter, r *http.Request, env apperr.Envelope) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	if env.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int((env.RetryAfter+time.Second-1)/time.Second)))
+	}
+	if env.Code == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="shopmind"`)
+	}
+	if id := logging.RequestID(r.Context()); id != "" {
+		h.Set("X-Request-Id", id)
+	}
+	httpStatus := env.Code
+	if e.always200 || httpStatus < 400 || httpStatus > 599 {
+		httpStatus = http.StatusOK
+	}
+	var buf bytes.Buffer
+	_ = json.NewEncoder(&buf).Encode(errorBody{Code: env.Code, Message: env.Message})
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.envelopeCode = env.Code
+	}
+	w.WriteHeader(httpStatus)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeKind is a shortcut for the gateway's own errors.
+func (e envelopeWriter) writeKind(w http.ResponseWriter, r *http.Request, kind apperr.Kind, message string) {
+	e.write(w, r, apperr.Envelope{Code: apperr.EnvelopeCode(kind), Message: message})
+}
+
+// errorHandler is grpc-gateway's error hook: gRPC status (or the mux's own HTTP errors)
+// to envelope, through the one table in apperr.
+func (e envelopeWriter) errorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	var httpErr *runtime.HTTPStatusError
+	if errors.As(err, &httpErr) {
+		env := apperr.FromError(httpErr.Err)
+		env.Code = httpErr.HTTPStatus
+		e.write(w, r, env)
+		return
+	}
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) || bytes.Contains([]byte(err.Error()), []byte("http: request body too large")) {
+		e.writeKind(w, r, apperr.KindTooLarge, "request body too large")
+		return
+	}
+	e.write(w, r, apperr.FromError(err))
+}
+
+// routingErrorHandler answers unknown routes (404) and wrong methods (405).
+func (e envelopeWriter) routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, httpStatus int) {
+	switch httpStatus {
+	case http.StatusMethodNotAllowed:
+		e.writeKind(w, r, apperr.KindMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path)
+	case http.StatusNotFound:
+		e.writeKind(w, r, apperr.KindNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	default:
+		e.write(w, r, apperr.Envelope{Code: httpStatus, Message: http.StatusText(httpStatus)})
+	}
+}

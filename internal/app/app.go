@@ -1,0 +1,223 @@
+// Package app assembles the one binary: it resolves the requested targets through the
+// module map, opens and migrates the database, hosts the selected services on one gRPC
+// server, runs the gateway, and shuts everything down gracefully.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/shopmind/shopmind/gateway"
+	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/service"
+)
+
+// Addrs are the addresses the running app listens on (useful with port 0 in tests).
+type Addrs struct {
+	HTTP string // empty when the gateway is not a target
+	GRPC string // empty when no service is a target
+}
+
+// Options configure Run.
+type Options struct {
+	Config  *config.Config
+	Logger  *slog.Logger
+	Targets string
+	// Services are the service definitions the binary knows (services.All()).
+	Services []service.Def
+	// OnReady is called once every listener is up.
+	OnReady func(Addrs)
+}
+
+// Run starts the targets and blocks until ctx ends, then shuts down gracefully.
+func Run(ctx context.Context, opts Options) error {
+	cfg, log := opts.Config, opts.Logger
+	names := make([]string, len(opts.Services))
+	for i, s := range opts.Services {
+		names[i] = s.Name
+	}
+	modules, err := Resolve(opts.Targets, names)
+	if err != nil {
+		return err
+	}
+	has := func(m string) bool { return slices.Contains(modules, m) }
+	var selected []service.Def
+	for _, s := range opts.Services {
+		if has(s.Name) {
+			selected = append(selected, s)
+		}
+	}
+	if cfg.JWTSecretGenerated {
+		log.Warn("SHOPMIND_JWT_SECRET is not set: using a random secret for this process only; tokens die with it and replicas cannot verify each other's tokens. Set it before any real use.")
+	}
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	var pool *pgxpool.Pool
+	if has(ModuleDatabase) {
+		if pool, err = openDatabase(ctx, cfg, log, selected); err != nil {
+			return err
+		}
+		defer pool.Close()
+	}
+
+	var addrs Addrs
+	var grpcSrv *grpcserver.Server
+	var grpcLis net.Listener
+	conns := &connCache{conns: map[string]*grpc.ClientConn{}}
+	defer conns.closeAll()
+	dial := func(target string) (*grpc.ClientConn, error) {
+		addr := cfg.AddrOf(target)
+		if grpcLis != nil && addr == cfg.GRPCAddr {
+			addr = grpcLis.Addr().String() // in-process services: loopback to our own listener
+		}
+		return conns.get(addr)
+	}
+	if has(ModuleGRPCServer) {
+		if grpcLis, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
+			return fmt.Errorf("grpc listen: %w", err)
+		}
+		addrs.GRPC = grpcLis.Addr().String()
+		if grpcSrv, err = grpcserver.New(grpcserver.Options{Logger: log, Registry: registry}); err != nil {
+			return err
+		}
+		deps := service.Deps{Config: cfg, Logger: log, DB: pool, Dial: dial}
+		for _, s := range selected {
+			if err := s.Register(ctx, grpcSrv, deps); err != nil {
+				return fmt.Errorf("start %s: %w", s.Name, err)
+			}
+			if cfg.DemoData && s.Seed != nil {
+				if err := s.Seed(ctx, deps); err != nil {
+					return fmt.Errorf("demo data of %s: %w", s.Name, err)
+				}
+			}
+		}
+		grpcSrv.MarkServing()
+	}
+
+	var httpSrv *http.Server
+	var httpLis net.Listener
+	if has(TargetGateway) {
+		var backends []gateway.Backend
+		for _, s := range opts.Services {
+			if s.Gateway == nil {
+				continue
+			}
+			conn, err := dial(s.Name)
+			if err != nil {
+				return err
+			}
+			backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway})
+		}
+		gw, err := gateway.New(ctx, gateway.Options{Logger: log, Registry: registry, Backends: backends,
+			AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes})
+		if err != nil {
+			return err
+		}
+		if httpLis, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return fmt.Errorf("http listen: %w", err)
+		}
+		addrs.HTTP = httpLis.Addr().String()
+		httpSrv = &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	}
+
+	errc := make(chan error, 2)
+	if grpcSrv != nil {
+		go func() { errc <- grpcSrv.Serve(grpcLis) }()
+	}
+	if httpSrv != nil {
+		go func() {
+			if err := httpSrv.Serve(httpLis); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	log.Info("shopmind ready", "targets", opts.Targets, "modules", modules, "http", addrs.HTTP, "grpc", addrs.GRPC)
+	if opts.OnReady != nil {
+		opts.OnReady(addrs)
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+		log.Error("server failed", "error", runErr)
+	}
+	// Graceful shutdown: stop accepting, let in-flight requests finish, bounded in time.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if httpSrv != nil {
+		if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+			log.Warn("http shutdown", "error", err)
+		}
+	}
+	if grpcSrv != nil {
+		grpcSrv.Stop(shutdownCtx)
+	}
+	log.Info("shopmind stopped")
+	return runErr
+}
+
+func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger, selected []service.Def) (*pgxpool.Pool, error) {
+	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	var sets []postgres.Migrations
+	for _, s := range selected {
+		if s.Migrations != nil {
+			sets = append(sets, *s.Migrations)
+		}
+	}
+	if err := postgres.Migrate(ctx, pool, log, sets...); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// connCache shares one client connection per backend address.
+type connCache struct {
+	mu    sync.Mutex
+	conns map[string]*grpc.ClientConn
+}
+
+func (c *connCache) get(addr string) (*grpc.ClientConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if conn, ok := c.conns[addr]; ok {
+		return conn, nil
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	c.conns[addr] = conn
+	return conn, nil
+}
+
+func (c *connCache) closeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.conns {
+		_ = conn.Close()
+	}
+}

@@ -1,0 +1,167 @@
+// Package config reads ShopMind's configuration from the environment. Every variable is
+// listed in the README's configuration table; Load is the only place that reads them.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Mode is the run mode: development tolerates missing secrets, production refuses them.
+type Mode string
+
+// Run modes.
+const (
+	ModeDevelopment Mode = "development"
+	ModeProduction  Mode = "production"
+)
+
+// Config is the whole platform configuration.
+type Config struct {
+	Mode Mode
+	// HTTPAddr is the gateway's listen address.
+	HTTPAddr string
+	// GRPCAddr is the gRPC listen address of the backend targets.
+	GRPCAddr string
+	// ServiceAddrs maps a target to the gRPC address the gateway dials (static discovery).
+	// Targets absent from the map are dialled at GRPCAddr.
+	ServiceAddrs map[string]string
+	// DatabaseURL is the platform PostgreSQL database (created when missing).
+	DatabaseURL string
+	// JWTSecret signs and verifies tokens (HS256).
+	JWTSecret string
+	// JWTSecretGenerated is true when no secret was configured and a random one is in use.
+	JWTSecretGenerated bool
+	// AdminPassword is the password of user admin in tenant demo, set on first start.
+	AdminPassword string
+	// CaptchaMode is always, on-failure or off.
+	CaptchaMode string
+	// DemoData seeds the demo tenant with data on start.
+	DemoData bool
+	// AlwaysHTTP200 answers every envelope with HTTP 200 (the code carries the meaning).
+	AlwaysHTTP200 bool
+	// LogLevel is debug, info, warn or error.
+	LogLevel slog.Level
+	// ShutdownTimeout bounds the graceful shutdown.
+	ShutdownTimeout time.Duration
+	// MaxBodyBytes bounds request bodies at the gateway.
+	MaxBodyBytes int64
+}
+
+// placeholderSecrets are values that must never sign tokens in production.
+var placeholderSecrets = map[string]bool{
+	"": true, "changeme": true, "change-me": true, "secret": true, "<jwt_secret>": true,
+	"your-secret": true, "jwt_secret": true, "please-change": true,
+}
+
+// MinSecretLen is the shortest JWT secret accepted in production (256 bits, RFC 7518 3.2).
+const MinSecretLen = 32
+
+// Load reads the environment. It fails on malformed values and, in production, on a missing
+// or placeholder JWT secret.
+func Load() (*Config, error) {
+	return load(os.Getenv)
+}
+
+func load(getenv func(string) string) (*Config, error) {
+	env := func(key, def string) string {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			return v
+		}
+		return def
+	}
+	cfg := &Config{
+		Mode:          Mode(env("SHOPMIND_MODE", string(ModeDevelopment))),
+		HTTPAddr:      env("SHOPMIND_HTTP_ADDR", "127.0.0.1:8080"),
+		GRPCAddr:      env("SHOPMIND_GRPC_ADDR", "127.0.0.1:9090"),
+		DatabaseURL:   env("SHOPMIND_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/shopmind?sslmode=disable"),
+		JWTSecret:     getenv("SHOPMIND_JWT_SECRET"),
+		AdminPassword: env("SHOPMIND_ADMIN_PASSWORD", "admin123"),
+		CaptchaMode:   env("SHOPMIND_CAPTCHA_MODE", "on-failure"),
+	}
+	var errs []string
+	if cfg.Mode != ModeDevelopment && cfg.Mode != ModeProduction {
+		errs = append(errs, fmt.Sprintf("SHOPMIND_MODE: %q is not development or production", cfg.Mode))
+	}
+	switch cfg.CaptchaMode {
+	case "always", "on-failure", "off":
+	default:
+		errs = append(errs, fmt.Sprintf("SHOPMIND_CAPTCHA_MODE: %q is not always, on-failure or off", cfg.CaptchaMode))
+	}
+	boolVar := func(key string, def bool) bool {
+		v := getenv(key)
+		if v == "" {
+			return def
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %q is not a boolean", key, v))
+		}
+		return b
+	}
+	cfg.DemoData = boolVar("SHOPMIND_DEMO_DATA", false)
+	switch v := env("SHOPMIND_HTTP_STATUS", "mapped"); v {
+	case "mapped":
+	case "always-200":
+		cfg.AlwaysHTTP200 = true
+	default:
+		errs = append(errs, fmt.Sprintf("SHOPMIND_HTTP_STATUS: %q is not mapped or always-200", v))
+	}
+	if err := cfg.LogLevel.UnmarshalText([]byte(env("SHOPMIND_LOG_LEVEL", "info"))); err != nil {
+		errs = append(errs, "SHOPMIND_LOG_LEVEL: "+err.Error())
+	}
+	var err error
+	if cfg.ShutdownTimeout, err = time.ParseDuration(env("SHOPMIND_SHUTDOWN_TIMEOUT", "20s")); err != nil || cfg.ShutdownTimeout <= 0 {
+		errs = append(errs, "SHOPMIND_SHUTDOWN_TIMEOUT: not a positive duration")
+	}
+	if cfg.MaxBodyBytes, err = strconv.ParseInt(env("SHOPMIND_MAX_BODY_BYTES", "4194304"), 10, 64); err != nil || cfg.MaxBodyBytes <= 0 {
+		errs = append(errs, "SHOPMIND_MAX_BODY_BYTES: not a positive integer")
+	}
+	cfg.ServiceAddrs = map[string]string{}
+	if v := getenv("SHOPMIND_SERVICE_ADDRS"); v != "" {
+		for _, pair := range strings.Split(v, ",") {
+			name, addr, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok || name == "" || addr == "" {
+				errs = append(errs, fmt.Sprintf("SHOPMIND_SERVICE_ADDRS: %q is not target=host:port", pair))
+				continue
+			}
+			cfg.ServiceAddrs[name] = addr
+		}
+	}
+	if placeholderSecrets[strings.ToLower(strings.TrimSpace(cfg.JWTSecret))] {
+		if cfg.Mode == ModeProduction {
+			errs = append(errs, "SHOPMIND_JWT_SECRET: unset or a placeholder; production refuses to start without a real secret")
+		} else {
+			cfg.JWTSecret = randomSecret()
+			cfg.JWTSecretGenerated = true
+		}
+	} else if cfg.Mode == ModeProduction && len(cfg.JWTSecret) < MinSecretLen {
+		errs = append(errs, fmt.Sprintf("SHOPMIND_JWT_SECRET: at least %d bytes in production", MinSecretLen))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return cfg, nil
+}
+
+func randomSecret() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return hex.EncodeToString(b)
+}
+
+// AddrOf returns the gRPC address the gateway dials for a target.
+func (c *Config) AddrOf(target string) string {
+	if a, ok := c.ServiceAddrs[target]; ok {
+		return a
+	}
+	return c.GRPCAddr
+}

@@ -1,0 +1,221 @@
+// Package grpcserver builds the gRPC server every target uses: one interceptor chain
+// (request id and log, recovery, error mapping, validation), grpc.health.v1 and reflection.
+package grpcserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/logging"
+)
+
+// Server is a gRPC server with its health service.
+type Server struct {
+	*grpc.Server
+	Health *health.Server
+}
+
+// Options tune the server.
+type Options struct {
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+	// Extra interceptors run after validation, in order (authentication comes here).
+	Unary  []grpc.UnaryServerInterceptor
+	Stream []grpc.StreamServerInterceptor
+}
+
+// New builds the server. Interceptor order: request id + access log + metrics, panic
+// recovery, error mapping, validation, then opts.Unary/Stream.
+func New(opts Options) (*Server, error) {
+	v, err := newValidator()
+	if err != nil {
+		return nil, fmt.Errorf("protovalidate: %w", err)
+	}
+	m := newMetrics(opts.Registry)
+	obs := &observer{log: opts.Logger, metrics: m}
+	unary := append([]grpc.UnaryServerInterceptor{obs.unary, recoverUnary(opts.Logger), mapErrorsUnary(opts.Logger), v.unary}, opts.Unary...)
+	stream := append([]grpc.StreamServerInterceptor{obs.stream, recoverStream(opts.Logger), mapErrorsStream(opts.Logger), v.stream}, opts.Stream...)
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	reflection.Register(srv)
+	return &Server{Server: srv, Health: hs}, nil
+}
+
+// MarkServing sets every registered service (and the overall "") to SERVING.
+func (s *Server) MarkServing() {
+	for name := range s.GetServiceInfo() {
+		s.Health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	s.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+}
+
+// Stop drains in-flight RPCs until ctx ends, then stops hard.
+func (s *Server) Stop(ctx context.Context) {
+	s.Health.Shutdown()
+	done := make(chan struct{})
+	go func() { s.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.Server.Stop()
+	}
+}
+
+type metrics struct {
+	handled  *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		handled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shopmind_grpc_server_handled_total", Help: "RPCs completed, by method and code.",
+		}, []string{"method", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "shopmind_grpc_server_duration_seconds", Help: "RPC latency.", Buckets: prometheus.DefBuckets,
+		}, []string{"method"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.handled, m.duration)
+	}
+	return m
+}
+
+type observer struct {
+	log     *slog.Logger
+	metrics *metrics
+}
+
+func requestContext(ctx context.Context) context.Context {
+	var supplied string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get(logging.RequestIDHeader); len(v) > 0 {
+			supplied = v[0]
+		}
+	}
+	return logging.WithRequestID(ctx, logging.AcceptOrNewID(supplied))
+}
+
+func (o *observer) done(ctx context.Context, method string, start time.Time, err error) {
+	code := status.Code(err)
+	elapsed := time.Since(start)
+	o.metrics.handled.WithLabelValues(method, code.String()).Inc()
+	o.metrics.duration.WithLabelValues(method).Observe(elapsed.Seconds())
+	level := slog.LevelInfo
+	if code == codes.Internal || code == codes.Unknown {
+		level = slog.LevelError
+	}
+	o.log.LogAttrs(ctx, level, "rpc", slog.String("method", method), slog.String("code", code.String()),
+		slog.Duration("duration", elapsed), slog.String("request_id", logging.RequestID(ctx)))
+}
+
+func (o *observer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	ctx = requestContext(ctx)
+	resp, err := handler(ctx, req)
+	o.done(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
+func (o *observer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	start := time.Now()
+	ctx := requestContext(ss.Context())
+	err := handler(srv, &ContextStream{ServerStream: ss, Ctx: ctx})
+	o.done(ctx, info.FullMethod, start, err)
+	return err
+}
+
+// ContextStream replaces a stream's context (interceptors use it to add values).
+type ContextStream struct {
+	grpc.ServerStream
+	Ctx context.Context
+}
+
+// Context returns the replaced context.
+func (s *ContextStream) Context() context.Context { return s.Ctx }
+
+func panicError(log *slog.Logger, ctx context.Context, method string, p any) error {
+	log.ErrorContext(ctx, "panic in handler", "method", method, "panic", fmt.Sprint(p),
+		"stack", string(debug.Stack()), "request_id", logging.RequestID(ctx))
+	return apperr.Internal(fmt.Errorf("panic: %v", p))
+}
+
+func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				resp, err = nil, panicError(log, ctx, info.FullMethod, p)
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+func recoverStream(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = panicError(log, ss.Context(), info.FullMethod, p)
+			}
+		}()
+		return handler(srv, ss)
+	}
+}
+
+// mapError is the service edge of the error mapping: typed errors keep their class, context
+// errors become 408/504, anything else is logged and becomes a generic 500.
+func mapError(log *slog.Logger, ctx context.Context, method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var appErr *apperr.Error
+	if errors.As(err, &appErr) {
+		if appErr.Kind == apperr.KindInternal {
+			log.ErrorContext(ctx, "internal error", "method", method, "error", err.Error(), "request_id", logging.RequestID(ctx))
+		}
+		return appErr.GRPCStatus().Err()
+	}
+	if st, ok := status.FromError(err); ok {
+		if st.Code() == codes.Unimplemented && st.Message() != "" {
+			// grpc-go's Unimplemented stubs: keep the code, say it plainly.
+			return apperr.NotImplemented(method).GRPCStatus().Err()
+		}
+		return err
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return apperr.New(apperr.KindTimeout, "deadline exceeded").GRPCStatus().Err()
+	case errors.Is(err, context.Canceled):
+		return apperr.New(apperr.KindRequestTimeout, "request canceled").GRPCStatus().Err()
+	}
+	log.ErrorContext(ctx, "internal error", "method", method, "error", err.Error(), "request_id", logging.RequestID(ctx))
+	return apperr.Internal(err).GRPCStatus().Err()
+}
+
+func mapErrorsUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		return resp, mapError(log, ctx, info.FullMethod, err)
+	}
+}
+
+func mapErrorsStream(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return mapError(log, ss.Context(), info.FullMethod, handler(srv, ss))
+	}
+}

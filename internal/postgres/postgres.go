@@ -1,0 +1,116 @@
+// Package postgres opens the platform database (creating it when missing) and applies each
+// service's embedded migrations under an advisory lock, so replicas starting together
+// migrate once.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// Migrations are one service's SQL migrations (goose format, files NNNNN_name.sql).
+type Migrations struct {
+	// Service names the owner; its version table is goose_<service>.
+	Service string
+	// FS holds the .sql files at its root.
+	FS fs.FS
+}
+
+// EnsureDatabase creates the database named in dbURL when it does not exist yet.
+func EnsureDatabase(ctx context.Context, dbURL string) error {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return fmt.Errorf("database url: %w", err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return errors.New("database url names no database")
+	}
+	admin := *u
+	admin.Path = "/postgres"
+	conn, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		return fmt.Errorf("connect to maintenance database: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return fmt.Errorf("look up database: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created meanwhile by another replica
+		return nil
+	}
+	return err
+}
+
+// Open connects a pool to dbURL.
+func Open(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return pool, nil
+}
+
+// Migrate applies every pending migration of each service, each under its own advisory lock.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger, sets ...Migrations) error {
+	if len(sets) == 0 {
+		return nil
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	for _, set := range sets {
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(lockID(set.Service)), lock.WithLockTimeout(1, 120))
+		if err != nil {
+			return err
+		}
+		provider, err := goose.NewProvider(goose.DialectPostgres, db, set.FS,
+			goose.WithTableName("goose_"+set.Service),
+			goose.WithSessionLocker(locker),
+			goose.WithDisableGlobalRegistry(true))
+		if err != nil {
+			return fmt.Errorf("migrations of %s: %w", set.Service, err)
+		}
+		results, err := provider.Up(ctx)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", set.Service, err)
+		}
+		for _, r := range results {
+			logger.Info("migration applied", "service", set.Service, "version", r.Source.Version, "duration", r.Duration)
+		}
+	}
+	return nil
+}
+
+// lockID derives a stable advisory lock id per service.
+func lockID(service string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("shopmind-migrate:" + service))
+	return int64(h.Sum64() & 0x7fffffffffffffff)
+}

@@ -1,0 +1,40 @@
+// Package service defines what a ShopMind service contributes to the binary: its gRPC
+// servers, its REST routes, its migrations and its demo data. Each services/<name> package
+// exports one Def; internal/app wires them into targets.
+package service
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+
+	"github.com/shopmind/shopmind/gateway"
+	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/postgres"
+)
+
+// Deps are what a service receives when it starts.
+type Deps struct {
+	Config *config.Config
+	Logger *slog.Logger
+	// DB is the platform database, migrated; nil for services that use none.
+	DB *pgxpool.Pool
+	// Dial returns a client connection to another target (in-process loopback in `all`).
+	Dial func(target string) (*grpc.ClientConn, error)
+}
+
+// Def describes a service.
+type Def struct {
+	// Name is the target name (tenant, system, analysis, basic, notify, chat, nl2sql, crx).
+	Name string
+	// Migrations are the service's schema migrations, nil when it stores nothing.
+	Migrations *postgres.Migrations
+	// Register builds the service's servers and registers them on the gRPC server.
+	Register func(ctx context.Context, s grpc.ServiceRegistrar, deps Deps) error
+	// Gateway registers the service's REST routes (nil for internal-only services).
+	Gateway gateway.Registration
+	// Seed loads demo data when SHOPMIND_DEMO_DATA is set; nil when the service has none.
+	Seed func(ctx context.Context, deps Deps) error
+}
