@@ -22,23 +22,23 @@ type Kind int
 
 // The kinds of failure, one per class code of the spec.
 const (
-	KindInternal        Kind = iota // 500
-	KindInvalid                     // 400 parameter error
-	KindUnauthenticated             // 401
-	KindForbidden                   // 403
-	KindNotFound                    // 404
-	KindMethodNotAllowed            // 405
-	KindNotAcceptable               // 406
-	KindRequestTimeout              // 408
-	KindConflict                    // 409
-	KindGone                        // 410 resource expired
-	KindTooLarge                    // 413
-	KindRule                        // 422 business rule restriction
-	KindTooManyRequests             // 429
-	KindNotImplemented              // 501
-	KindUpstream                    // 502 third-party API error
-	KindUnavailable                 // 503
-	KindTimeout                     // 504
+	KindInternal         Kind = iota // 500
+	KindInvalid                      // 400 parameter error
+	KindUnauthenticated              // 401
+	KindForbidden                    // 403
+	KindNotFound                     // 404
+	KindMethodNotAllowed             // 405
+	KindNotAcceptable                // 406
+	KindRequestTimeout               // 408
+	KindConflict                     // 409
+	KindGone                         // 410 resource expired
+	KindTooLarge                     // 413
+	KindRule                         // 422 business rule restriction
+	KindTooManyRequests              // 429
+	KindNotImplemented               // 501
+	KindUpstream                     // 502 third-party API error
+	KindUnavailable                  // 503
+	KindTimeout                      // 504
 )
 
 // Domain is the ErrorInfo domain of every ShopMind error.

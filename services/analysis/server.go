@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	"github.com/shopmind/shopmind/gateway"
+	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	"github.com/shopmind/shopmind/internal/service"
 )
 

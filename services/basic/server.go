@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/gateway"
+	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/service"
 )
 

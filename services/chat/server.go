@@ -10,9 +10,9 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/shopmind/shopmind/gateway"
 	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
-	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/service"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	crxv1 "github.com/shopmind/shopmind/gen/go/shopmind/crx/v1"
 	"github.com/shopmind/shopmind/gateway"
+	crxv1 "github.com/shopmind/shopmind/gen/go/shopmind/crx/v1"
 	"github.com/shopmind/shopmind/internal/service"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	nl2sqlv1 "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
 	"github.com/shopmind/shopmind/gateway"
+	nl2sqlv1 "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
 	"github.com/shopmind/shopmind/internal/service"
 )
 

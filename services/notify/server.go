@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
 	"github.com/shopmind/shopmind/gateway"
+	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
 	"github.com/shopmind/shopmind/internal/service"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/gateway"
+	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/service"
 )
 

@@ -44,15 +44,16 @@ const (
 //
 // Tenant: tenant_code names the tenant. When it is empty (the extension's login sends only
 // username, password and optionally a captcha), the deployment's configured default tenant
-// code is used (setting `auth.default_tenant_code`, empty by default; no tenant code is
-// built in). When tenant_code is empty and no default tenant is configured, the request is
-// a 400 "tenant_code is required".
+// code is used (SHOPMIND_DEFAULT_TENANT_CODE, empty by default). When tenant_code is empty
+// and no default tenant is configured, the request is a 400 "tenant_code is required".
 //
-// Captcha: captcha_id and captcha_code are both set or both empty. When set, the captcha is
-// checked and consumed (single use, right or wrong); an unknown or expired captcha_id is a
-// 410 and a wrong code a 400. When empty, the login is accepted without a captcha unless the
-// username has had repeated failed logins (by default 5 within 15 minutes, configurable);
-// then the answer is a 400 "captcha required" until a login with a correct captcha succeeds.
+// Captcha (SHOPMIND_CAPTCHA_MODE): captcha_id and captcha_code are both set or both empty.
+// When set, the captcha is checked and consumed (single use, right or wrong); an unknown or
+// expired captcha_id is a 410 and a wrong code a 400. Mode `always`: every login on the
+// tenant path needs one. Mode `on-failure`: needed after 3 failed logins of the user within
+// 15 minutes. Mode `off`: never. After 10 failures within 15 minutes the user is locked for
+// 15 minutes (429 with the time left). Wrong tenant, user or password: one 401 that does not
+// tell which.
 type LoginRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Tenant code, 1 to 64 letters, digits, '_' or '-' (for example "acme"). Empty: the
@@ -147,8 +148,8 @@ type LoginResponse struct {
 	ExpiresIn int32 `protobuf:"varint,3,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	// Refresh token (JWT), for Refresh. Single use.
 	RefreshToken string `protobuf:"bytes,4,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
-	// Lifetime of the refresh token in seconds from now (default 2592000, 30 days,
-	// configurable; matches the extension's 30-day login expiry).
+	// Lifetime of the refresh token in seconds from now (default 604800, 7 days,
+	// configurable).
 	RefreshExpiresIn int32 `protobuf:"varint,5,opt,name=refresh_expires_in,json=refreshExpiresIn,proto3" json:"refresh_expires_in,omitempty"`
 	// The signed-in user.
 	User          *UserInfo `protobuf:"bytes,6,opt,name=user,proto3" json:"user,omitempty"`
@@ -525,7 +526,7 @@ type RefreshResponse struct {
 	ExpiresIn int32 `protobuf:"varint,3,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	// New refresh token (JWT); the presented one is no longer valid.
 	RefreshToken string `protobuf:"bytes,4,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
-	// Lifetime of the new refresh token in seconds from now (default 2592000).
+	// Lifetime of the new refresh token in seconds from now (default 604800, 7 days).
 	RefreshExpiresIn int32 `protobuf:"varint,5,opt,name=refresh_expires_in,json=refreshExpiresIn,proto3" json:"refresh_expires_in,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache

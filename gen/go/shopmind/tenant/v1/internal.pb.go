@@ -572,7 +572,7 @@ type RefreshTokenResponse struct {
 	ExpiresIn int32 `protobuf:"varint,3,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	// New refresh token (JWT); the presented one is no longer valid.
 	RefreshToken string `protobuf:"bytes,4,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
-	// Lifetime of the new refresh token in seconds from now (default 2592000).
+	// Lifetime of the new refresh token in seconds from now (default 604800, 7 days).
 	RefreshExpiresIn int32 `protobuf:"varint,5,opt,name=refresh_expires_in,json=refreshExpiresIn,proto3" json:"refresh_expires_in,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
