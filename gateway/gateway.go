@@ -46,13 +46,12 @@ type Options struct {
 // backend as /api/v1/tenant/x.
 var servicePrefixes = []string{"/tenant", "/analysis", "/basic", "/notify"}
 
-// forwardedHeaders are the only client headers passed to backends as gRPC metadata. Identity
-// headers are deliberately absent: only the gateway's authentication may set them.
+// forwardedHeaders are the only client headers passed to backends as gRPC metadata
+// (grpc-gateway itself always forwards Authorization). Identity headers are deliberately
+// absent: only the gateway's authentication may set them.
 var forwardedHeaders = map[string]string{
-	"Authorization":   "authorization",
 	"X-Request-Id":    logging.RequestIDHeader,
 	"Accept-Language": "accept-language",
-	"X-Forwarded-For": "x-forwarded-for",
 	"Grpc-Timeout":    "grpc-timeout",
 }
 
@@ -67,6 +66,9 @@ type Gateway struct {
 
 // New builds the gateway and registers every backend's routes.
 func New(ctx context.Context, opts Options) (*Gateway, error) {
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
 	g := &Gateway{opts: opts, env: envelopeWriter{always200: opts.AlwaysHTTP200}}
 	g.metrics = newHTTPMetrics(opts.Registry)
 	g.mux = runtime.NewServeMux(
@@ -89,9 +91,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	root := http.NewServeMux()
 	root.HandleFunc("GET /healthz", g.healthz)
 	root.HandleFunc("GET /readyz", g.readyz)
-	if opts.Registry != nil {
-		root.Handle("GET /metrics", promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{}))
-	}
+	root.Handle("GET /metrics", promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{}))
 	root.Handle("/", g.api())
 	g.handler = g.observe(g.recoverPanics(root))
 	return g, nil

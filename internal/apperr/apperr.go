@@ -7,8 +7,10 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -223,7 +225,7 @@ func FromStatus(st *status.Status) Envelope {
 	}
 	if !fromUs && st.Code() == codes.InvalidArgument {
 		// The gateway's own decoding failed (body JSON or query parameters): say so.
-		env.Message = "malformed request: " + env.Message
+		env.Message = "malformed request: " + jsonFieldName.ReplaceAllStringFunc(env.Message, snakeField)
 	}
 	if env.Code == 500 && (st.Code() == codes.Unknown || st.Code() == codes.Internal) {
 		env.Message = "internal server error"
@@ -232,6 +234,22 @@ func FromStatus(st *status.Status) Envelope {
 		env.Message = strings.ToLower(st.Code().String())
 	}
 	return env
+}
+
+// jsonFieldName finds protojson's "field pageNum" (JSON names) so messages use the proto
+// names clients send (page_num).
+var jsonFieldName = regexp.MustCompile(`field [a-z][A-Za-z0-9]*`)
+
+func snakeField(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			b.WriteByte('_')
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // FromError maps any error (a status error, an *Error, or a plain error) to the envelope.
