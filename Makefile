@@ -65,6 +65,9 @@ deps:
 	./scripts/test-deps.sh
 
 run: build deps
+	@echo "ShopMind: REST gateway http://$${SHOPMIND_HTTP_ADDR:-127.0.0.1:8080}  gRPC $${SHOPMIND_GRPC_ADDR:-127.0.0.1:9090}"
+	@echo "  try: curl -s localhost:8080/healthz ; grpcurl -plaintext localhost:9090 list"
+	@echo "  login (once the tenant service lands): tenant demo, user admin, password $${SHOPMIND_ADMIN_PASSWORD:-admin123}"
 	SHOPMIND_DEMO_DATA=$${SHOPMIND_DEMO_DATA:-true} $(BIN)/shopmind serve
 
 test: deps

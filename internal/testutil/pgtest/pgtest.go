@@ -153,6 +153,9 @@ func migrationsDigest(sets []postgres.Migrations) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// URLFor returns the test server URL with its database replaced by name.
+func URLFor(serverURL, name string) string { return withDatabase(serverURL, name) }
+
 func withDatabase(serverURL, name string) string {
 	u, err := url.Parse(serverURL)
 	if err != nil {
