@@ -542,6 +542,10 @@ func TestSharedRulesAreUsed(t *testing.T) {
 				if rules.GetIgnore() == validate.Ignore_IGNORE_ALWAYS {
 					fail("%s.%s: rules disabled by ignore = IGNORE_ALWAYS", md.FullName(), fd.Name())
 				}
+				if sr.field == "id" && fd.HasPresence() && !rules.GetRequired() {
+					fail("%s.%s: tracks presence without required = true, so an unset id passes the id rule",
+						md.FullName(), fd.Name())
+				}
 				if sr.presence && !fd.HasPresence() {
 					fail("%s.%s: not optional, so an unset value is 0 and fails the rule (README: pagination fields are optional)",
 						md.FullName(), fd.Name())
