@@ -52,6 +52,12 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// MaxBodyBytes bounds request bodies at the gateway.
 	MaxBodyBytes int64
+	// Auth configures tokens and login protection (auth.go).
+	Auth AuthConfig
+	// Edge configures the gateway edge (edge.go).
+	Edge EdgeConfig
+	// WAF configures the web application firewall (waf.go).
+	WAF WAFConfig
 }
 
 // placeholderSecrets are values that must never sign tokens in production.
@@ -144,6 +150,9 @@ func load(getenv func(string) string) (*Config, error) {
 	} else if cfg.Mode == ModeProduction && len(cfg.JWTSecret) < MinSecretLen {
 		errs = append(errs, fmt.Sprintf("SHOPMIND_JWT_SECRET: at least %d bytes in production", MinSecretLen))
 	}
+	cfg.Auth = loadAuth(getenv, &errs)
+	cfg.Edge = loadEdge(getenv, &errs)
+	cfg.WAF = loadWAF(getenv, &errs)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
