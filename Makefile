@@ -30,9 +30,11 @@ third_party/.stamp: Makefile
 	chmod -R u+w third_party
 	touch $@
 
+# Generates into a scratch folder and swaps it in, so gen/ is never half-written.
 generate: $(BUF) third-party
-	rm -rf gen
-	$(BUF) generate
+	rm -rf .gen.tmp
+	$(BUF) generate -o .gen.tmp
+	rm -rf gen && mv .gen.tmp/gen gen && rm -rf .gen.tmp
 
 lint: $(BUF) third-party
 	$(BUF) lint

@@ -11,7 +11,13 @@
 //
 // Errors are gRPC statuses: UNAUTHENTICATED for a token that is malformed, badly signed,
 // expired, invalidated or of another environment (401 class); INVALID_ARGUMENT for a broken
-// request rule (400); PERMISSION_DENIED for a caller without the "internal:auth" permission.
+// request rule (400); PERMISSION_DENIED for a caller asking about another user without being
+// an administrator of that user's tenant.
+//
+// Callers are services acting for a user: they forward the user's access token, so the
+// GetUserPermissions, CheckPermission and InvalidateToken calls need a signed-in caller and
+// answer for the caller themself, or for any user of the caller's tenant when the caller is a
+// tenant administrator (or holds "tenant:auth:inspect").
 
 package tenantv1
 
@@ -792,13 +798,13 @@ const file_shopmind_tenant_v1_internal_proto_rawDesc = "" +
 	"\x05token\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80 R\x05token\";\n" +
 	"\x17InvalidateTokenResponse\x12 \n" +
-	"\vinvalidated\x18\x01 \x01(\bR\vinvalidated2\xed\x04\n" +
+	"\vinvalidated\x18\x01 \x01(\bR\vinvalidated2\xc5\x04\n" +
 	"\vAuthService\x12f\n" +
-	"\vVerifyToken\x12&.shopmind.tenant.v1.VerifyTokenRequest\x1a'.shopmind.tenant.v1.VerifyTokenResponse\"\x06ʔ'\x02\b\x01\x12\x88\x01\n" +
-	"\x12GetUserPermissions\x12-.shopmind.tenant.v1.GetUserPermissionsRequest\x1a..shopmind.tenant.v1.GetUserPermissionsResponse\"\x13ʔ'\x0f\x12\rinternal:auth\x12\x7f\n" +
-	"\x0fCheckPermission\x12*.shopmind.tenant.v1.CheckPermissionRequest\x1a+.shopmind.tenant.v1.CheckPermissionResponse\"\x13ʔ'\x0f\x12\rinternal:auth\x12i\n" +
-	"\fRefreshToken\x12'.shopmind.tenant.v1.RefreshTokenRequest\x1a(.shopmind.tenant.v1.RefreshTokenResponse\"\x06ʔ'\x02\b\x01\x12\x7f\n" +
-	"\x0fInvalidateToken\x12*.shopmind.tenant.v1.InvalidateTokenRequest\x1a+.shopmind.tenant.v1.InvalidateTokenResponse\"\x13ʔ'\x0f\x12\rinternal:authBAZ?github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1;tenantv1b\x06proto3"
+	"\vVerifyToken\x12&.shopmind.tenant.v1.VerifyTokenRequest\x1a'.shopmind.tenant.v1.VerifyTokenResponse\"\x06ʔ'\x02\b\x01\x12{\n" +
+	"\x12GetUserPermissions\x12-.shopmind.tenant.v1.GetUserPermissionsRequest\x1a..shopmind.tenant.v1.GetUserPermissionsResponse\"\x06ʔ'\x02\x12\x00\x12r\n" +
+	"\x0fCheckPermission\x12*.shopmind.tenant.v1.CheckPermissionRequest\x1a+.shopmind.tenant.v1.CheckPermissionResponse\"\x06ʔ'\x02\x12\x00\x12i\n" +
+	"\fRefreshToken\x12'.shopmind.tenant.v1.RefreshTokenRequest\x1a(.shopmind.tenant.v1.RefreshTokenResponse\"\x06ʔ'\x02\b\x01\x12r\n" +
+	"\x0fInvalidateToken\x12*.shopmind.tenant.v1.InvalidateTokenRequest\x1a+.shopmind.tenant.v1.InvalidateTokenResponse\"\x06ʔ'\x02\x12\x00BAZ?github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1;tenantv1b\x06proto3"
 
 var (
 	file_shopmind_tenant_v1_internal_proto_rawDescOnce sync.Once

@@ -11,7 +11,13 @@
 //
 // Errors are gRPC statuses: UNAUTHENTICATED for a token that is malformed, badly signed,
 // expired, invalidated or of another environment (401 class); INVALID_ARGUMENT for a broken
-// request rule (400); PERMISSION_DENIED for a caller without the "internal:auth" permission.
+// request rule (400); PERMISSION_DENIED for a caller asking about another user without being
+// an administrator of that user's tenant.
+//
+// Callers are services acting for a user: they forward the user's access token, so the
+// GetUserPermissions, CheckPermission and InvalidateToken calls need a signed-in caller and
+// answer for the caller themself, or for any user of the caller's tenant when the caller is a
+// tenant administrator (or holds "tenant:auth:inspect").
 
 package tenantv1
 
@@ -49,13 +55,13 @@ type AuthServiceClient interface {
 	VerifyToken(ctx context.Context, in *VerifyTokenRequest, opts ...grpc.CallOption) (*VerifyTokenResponse, error)
 	// GetUserPermissions returns the permission codes and role ids a user holds through their
 	// enabled roles, and the administrator flag. An unknown user of the tenant is NOT_FOUND.
-	// Permission internal:auth (granted to service accounts).
+	// Signed-in caller: themself, or a user of their tenant for administrators.
 	GetUserPermissions(ctx context.Context, in *GetUserPermissionsRequest, opts ...grpc.CallOption) (*GetUserPermissionsResponse, error)
 	// CheckPermission tells whether a user may call a backend path. Client paths are matched
 	// against the permission codes of the user's roles (administrators may call all of them);
 	// administrator paths (a path segment containing "-m") are decided through the system
 	// service. A refusal is a response with allowed false, not an error.
-	// Permission internal:auth.
+	// Signed-in caller: themself, or a user of their tenant for administrators.
 	CheckPermission(ctx context.Context, in *CheckPermissionRequest, opts ...grpc.CallOption) (*CheckPermissionResponse, error)
 	// RefreshToken exchanges a refresh token for a new token pair, with the same rules as
 	// TenantAuthService.Refresh (single use; the old pair is invalidated). Public: the refresh
@@ -64,7 +70,7 @@ type AuthServiceClient interface {
 	// InvalidateToken puts a token (access or refresh) on the blacklist until it expires; it
 	// is rejected by authentication afterwards. Idempotent: an already invalidated or expired
 	// token answers invalidated false. A malformed or badly signed token is INVALID_ARGUMENT.
-	// Permission internal:auth.
+	// Signed-in caller: their own tokens, or tokens of their tenant's users for administrators.
 	InvalidateToken(ctx context.Context, in *InvalidateTokenRequest, opts ...grpc.CallOption) (*InvalidateTokenResponse, error)
 }
 
@@ -140,13 +146,13 @@ type AuthServiceServer interface {
 	VerifyToken(context.Context, *VerifyTokenRequest) (*VerifyTokenResponse, error)
 	// GetUserPermissions returns the permission codes and role ids a user holds through their
 	// enabled roles, and the administrator flag. An unknown user of the tenant is NOT_FOUND.
-	// Permission internal:auth (granted to service accounts).
+	// Signed-in caller: themself, or a user of their tenant for administrators.
 	GetUserPermissions(context.Context, *GetUserPermissionsRequest) (*GetUserPermissionsResponse, error)
 	// CheckPermission tells whether a user may call a backend path. Client paths are matched
 	// against the permission codes of the user's roles (administrators may call all of them);
 	// administrator paths (a path segment containing "-m") are decided through the system
 	// service. A refusal is a response with allowed false, not an error.
-	// Permission internal:auth.
+	// Signed-in caller: themself, or a user of their tenant for administrators.
 	CheckPermission(context.Context, *CheckPermissionRequest) (*CheckPermissionResponse, error)
 	// RefreshToken exchanges a refresh token for a new token pair, with the same rules as
 	// TenantAuthService.Refresh (single use; the old pair is invalidated). Public: the refresh
@@ -155,7 +161,7 @@ type AuthServiceServer interface {
 	// InvalidateToken puts a token (access or refresh) on the blacklist until it expires; it
 	// is rejected by authentication afterwards. Idempotent: an already invalidated or expired
 	// token answers invalidated false. A malformed or badly signed token is INVALID_ARGUMENT.
-	// Permission internal:auth.
+	// Signed-in caller: their own tokens, or tokens of their tenant's users for administrators.
 	InvalidateToken(context.Context, *InvalidateTokenRequest) (*InvalidateTokenResponse, error)
 	mustEmbedUnimplementedAuthServiceServer()
 }
