@@ -82,11 +82,21 @@ func (e envelopeWriter) write(w http.ResponseWriter, r *http.Request, env apperr
 	}
 	var buf bytes.Buffer
 	_ = json.NewEncoder(&buf).Encode(errorBody{Code: env.Code, Message: env.Message})
-	if rec, ok := w.(*statusRecorder); ok {
-		rec.envelopeCode = env.Code
+	if info := infoFrom(r.Context()); info != nil {
+		info.code = env.Code
 	}
 	w.WriteHeader(httpStatus)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// WriteError answers with the error envelope of a kind, under the gateway's HTTP status
+// policy. It is for the edge hooks (WAF, authentication) that reject a request themselves.
+func WriteError(w http.ResponseWriter, r *http.Request, kind apperr.Kind, message string) {
+	var e envelopeWriter
+	if info := infoFrom(r.Context()); info != nil {
+		e.always200 = info.always200
+	}
+	e.writeKind(w, r, kind, message)
 }
 
 // writeKind is a shortcut for the gateway's own errors.

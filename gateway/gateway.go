@@ -1,13 +1,16 @@
-// Package gateway is ShopMind's HTTP edge: it strips the spec's service prefixes, transcodes
-// REST to gRPC with grpc-gateway, and answers everything in the {code, message, data}
-// envelope. Health, readiness and Prometheus metrics live here too.
+// Package gateway is ShopMind's HTTP edge: CORS, rate limiting, environment routing (dev,
+// local, test), the spec's service-prefix strip, Accept-header version negotiation, REST to
+// gRPC transcoding with grpc-gateway, partner pass-through, TLS, and the {code, message,
+// data} envelope on every answer. Health, readiness and Prometheus metrics live here too.
+// EDGE.md describes the behaviour and its configuration.
 package gateway
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
+	"net/netip"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -15,8 +18,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 )
 
@@ -35,20 +40,32 @@ type Backend struct {
 
 // Options configure the gateway.
 type Options struct {
-	Logger        *slog.Logger
-	Registry      *prometheus.Registry
-	Backends      []Backend
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	// Backends are the default (dev) environment's backends.
+	Backends []Backend
+	// EnvBackends are the other environments' backends, each environment with its own
+	// connections; an environment missing here reaches Backends.
+	EnvBackends   map[string][]Backend
 	AlwaysHTTP200 bool
 	MaxBodyBytes  int64
+	// Edge configures environments, rate limiting, CORS, partners and timeouts. Its zero value
+	// works: default environments and CORS origins, default timeouts, no rate limiting.
+	Edge config.EdgeConfig
+	// WAF wraps the chain after CORS and before rate limiting (nil: no WAF). See NewWAF.
+	WAF func(http.Handler) http.Handler
+	// Authenticate wraps the chain after environment routing and path rewriting, before the
+	// mux and the partner proxies (nil: no edge authentication). It sees the rewritten
+	// backend path and EnvironmentFrom(ctx); it may reject with WriteError and record the
+	// caller with SetAccessIdentity. CORS preflights never reach it.
+	Authenticate func(http.Handler) http.Handler
+	// Metadata adds gRPC metadata to every call to a backend (nil: none). It cannot set x-env.
+	Metadata func(*http.Request) metadata.MD
 }
 
-// servicePrefixes are the spec's gateway prefixes; /tenant/api/v1/tenant/x reaches the
-// backend as /api/v1/tenant/x.
-var servicePrefixes = []string{"/tenant", "/analysis", "/basic", "/notify"}
-
 // forwardedHeaders are the only client headers passed to backends as gRPC metadata
-// (grpc-gateway itself always forwards Authorization). Identity headers are deliberately
-// absent: only the gateway's authentication may set them.
+// (grpc-gateway itself always forwards Authorization). Identity headers and x-env are
+// deliberately absent: only the gateway may set them.
 var forwardedHeaders = map[string]string{
 	"X-Request-Id":    logging.RequestIDHeader,
 	"Accept-Language": "accept-language",
@@ -57,21 +74,113 @@ var forwardedHeaders = map[string]string{
 
 // Gateway is the HTTP handler of the edge.
 type Gateway struct {
-	opts    Options
-	mux     *runtime.ServeMux
-	env     envelopeWriter
-	handler http.Handler
-	metrics *httpMetrics
+	opts            Options
+	env             envelopeWriter
+	handler         http.Handler
+	metrics         *httpMetrics
+	envs            map[string]*environment
+	envOrder        []string
+	trusted         []netip.Prefix
+	limiter         *rateLimiter
+	partners        map[string]*partnerProxy
+	upstreamTimeout time.Duration
+	streaming       map[string]bool
 }
 
-// New builds the gateway and registers every backend's routes.
+// New builds the gateway: one grpc-gateway mux per environment with every backend's routes,
+// and the edge chain of ARCHITECTURE.md section 4: request id -> access log and metrics ->
+// (panic guard, body limit) -> CORS -> WAF -> rate limit -> environment routing, path
+// rewrite and version negotiation -> authentication -> the environment's mux or a partner
+// proxy. Health, readiness and metrics sit before CORS and are never rate limited. The
+// limiter's sweeper stops with ctx.
 func New(ctx context.Context, opts Options) (*Gateway, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	g := &Gateway{opts: opts, env: envelopeWriter{always200: opts.AlwaysHTTP200}}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	edge := opts.Edge
+	g := &Gateway{opts: opts, env: envelopeWriter{always200: opts.AlwaysHTTP200},
+		trusted: edge.TrustedProxies, upstreamTimeout: edge.UpstreamTimeout, streaming: streamingRoutes()}
+	if g.upstreamTimeout <= 0 {
+		g.upstreamTimeout = config.DefaultUpstreamTimeout
+	}
 	g.metrics = newHTTPMetrics(opts.Registry)
-	g.mux = runtime.NewServeMux(
+	g.envs = map[string]*environment{}
+	for _, name := range edge.EnvironmentNames() {
+		backends := opts.Backends
+		if b, ok := opts.EnvBackends[name]; ok && name != config.DefaultEnvironment {
+			backends = b
+		}
+		e := &environment{name: name, backends: backends, mux: g.newMux(name)}
+		for _, b := range backends {
+			if err := b.Register(ctx, e.mux, b.Conn); err != nil {
+				return nil, fmt.Errorf("environment %s, %s routes: %w", name, b.Target, err)
+			}
+		}
+		g.envs[name] = e
+		g.envOrder = append(g.envOrder, name)
+	}
+	if g.envs[config.DefaultEnvironment] == nil {
+		return nil, fmt.Errorf("environments %v lack %s", g.envOrder, config.DefaultEnvironment)
+	}
+	if edge.RateLimitRPS > 0 {
+		burst, maxKeys := edge.RateLimitBurst, edge.RateLimitMaxKeys
+		if burst <= 0 {
+			burst = config.DefaultRateLimitBurst
+		}
+		if maxKeys <= 0 {
+			maxKeys = config.DefaultRateLimitMaxKeys
+		}
+		g.limiter = newRateLimiter(edge.RateLimitRPS, burst, maxKeys)
+		go g.limiter.run(ctx)
+	}
+	g.partners = newPartnerProxies(edge, g.env, opts.Logger)
+	if corsWildcardWithCredentials(edge) {
+		opts.Logger.Warn("SHOPMIND_CORS_ALLOWED_ORIGINS is * with credentials allowed: every web site can make credentialed requests; list the origins instead")
+	}
+
+	var api http.Handler = http.HandlerFunc(g.dispatch)
+	if opts.Authenticate != nil {
+		api = opts.Authenticate(api)
+	}
+	api = g.routeEnvironment(api)
+	api = g.rateLimit(api)
+	if opts.WAF != nil {
+		api = opts.WAF(api)
+	}
+	api = g.limitBody(api)
+	api = newCORS(edge)(api)
+
+	metricsHandler := promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{})
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			var h http.HandlerFunc
+			switch r.URL.Path {
+			case "/healthz":
+				h = g.healthz
+			case "/readyz":
+				h = g.readyz
+			case "/metrics":
+				h = metricsHandler.ServeHTTP
+			}
+			if h != nil {
+				infoFrom(r.Context()).route = r.URL.Path
+				h(w, r)
+				return
+			}
+		}
+		api.ServeHTTP(w, r)
+	})
+	g.handler = g.observe(g.recoverPanics(root))
+	return g, nil
+}
+
+// newMux builds one environment's grpc-gateway mux: envelope marshalling and errors, only
+// allow-listed client headers forwarded, x-env and the Metadata hook's pairs added.
+func (g *Gateway) newMux(env string) *runtime.ServeMux {
+	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newEnvelopeMarshaler()),
 		runtime.WithErrorHandler(g.env.errorHandler),
 		runtime.WithRoutingErrorHandler(g.env.routingErrorHandler),
@@ -80,52 +189,39 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			return v, ok
 		}),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithMetadata(g.metadataFor(env)),
+		runtime.WithMiddlewares(g.muxMiddleware),
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithDisableHTTPMethodOverride(),
 	)
-	for _, b := range opts.Backends {
-		if err := b.Register(ctx, g.mux, b.Conn); err != nil {
-			return nil, err
-		}
-	}
-	root := http.NewServeMux()
-	root.HandleFunc("GET /healthz", g.healthz)
-	root.HandleFunc("GET /readyz", g.readyz)
-	root.Handle("GET /metrics", promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{}))
-	root.Handle("/", g.api())
-	g.handler = g.observe(g.recoverPanics(root))
-	return g, nil
 }
 
 // ServeHTTP implements http.Handler.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.handler.ServeHTTP(w, r) }
 
-// api is the transcoding chain: body limit, prefix strip, grpc-gateway mux.
-func (g *Gateway) api() http.Handler {
+// limitBody answers 413 for a declared body above MaxBodyBytes and caps undeclared ones.
+func (g *Gateway) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > g.opts.MaxBodyBytes {
-			g.env.writeKind(w, r, apperr.KindTooLarge, "request body too large")
-			return
+		if g.opts.MaxBodyBytes > 0 {
+			if r.ContentLength > g.opts.MaxBodyBytes {
+				g.env.writeKind(w, r, apperr.KindTooLarge, "request body too large")
+				return
+			}
+			if r.Body != nil {
+				r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes)
+			}
 		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes)
-		}
-		stripServicePrefix(r)
-		g.mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 
-// stripServicePrefix rewrites /tenant/api/... to /api/... (and the other service prefixes).
-func stripServicePrefix(r *http.Request) {
-	for _, p := range servicePrefixes {
-		if rest, ok := strings.CutPrefix(r.URL.Path, p); ok && strings.HasPrefix(rest, "/api/") {
-			r.URL.Path = rest
-			if r.URL.RawPath != "" {
-				r.URL.RawPath = strings.TrimPrefix(r.URL.RawPath, p)
-			}
-			return
-		}
+// dispatch is the end of the chain: a partner pass-through or the environment's mux.
+func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request) {
+	if p := g.partnerFor(r.URL.Path); p != nil {
+		p.ServeHTTP(w, r)
+		return
 	}
+	g.envs[EnvironmentFrom(r.Context())].mux.ServeHTTP(w, r)
 }
 
 func (g *Gateway) recoverPanics(next http.Handler) http.Handler {
@@ -148,24 +244,27 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, `{"code":0,"message":"ok","data":{"status":"ok"}}`)
 }
 
-// readyz is readiness: every backend answers its gRPC health check as SERVING.
+// readyz is readiness: every backend of every environment answers its gRPC health check as
+// SERVING.
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	checked := map[*grpc.ClientConn]bool{}
-	for _, b := range g.opts.Backends {
-		if checked[b.Conn] {
-			continue
-		}
-		checked[b.Conn] = true
-		resp, err := healthpb.NewHealthClient(b.Conn).Check(ctx, &healthpb.HealthCheckRequest{})
-		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-			msg := "backend " + b.Target + " is not serving"
-			if err != nil {
-				msg += ": " + err.Error()
+	for _, name := range g.envOrder {
+		for _, b := range g.envs[name].backends {
+			if checked[b.Conn] {
+				continue
 			}
-			g.env.write(w, r, apperr.Envelope{Code: 503, Message: msg})
-			return
+			checked[b.Conn] = true
+			resp, err := healthpb.NewHealthClient(b.Conn).Check(ctx, &healthpb.HealthCheckRequest{})
+			if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				msg := "backend " + b.Target + " of environment " + name + " is not serving"
+				if err != nil {
+					msg += ": " + err.Error()
+				}
+				g.env.write(w, r, apperr.Envelope{Code: 503, Message: msg})
+				return
+			}
 		}
 	}
 	writeJSON(w, http.StatusOK, `{"code":0,"message":"ready","data":{"status":"ready"}}`)

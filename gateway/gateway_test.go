@@ -221,7 +221,7 @@ func TestHealthReadyMetricsAndRequestID(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(body), `shopmind_http_requests_total{code="0",method="POST",status="200"}`) {
+	if !strings.Contains(string(body), `shopmind_http_requests_total{code="0",method="POST",route="/api/v1/notify/collect/list",status="200"}`) {
 		t.Errorf("metrics lack the request counter:\n%s", body)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/shopmind/shopmind/gateway"
+	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 	"github.com/shopmind/shopmind/internal/postgres"
@@ -93,10 +94,15 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("grpc listen: %w", err)
 		}
 		addrs.GRPC = grpcLis.Addr().String()
-		if grpcSrv, err = grpcserver.New(grpcserver.Options{Logger: log, Registry: registry}); err != nil {
+		auth, perms, err := newAuthenticator(ctx, cfg, log, pool, dial)
+		if err != nil {
 			return err
 		}
-		deps := service.Deps{Config: cfg, Logger: log, DB: pool, Dial: dial}
+		if grpcSrv, err = grpcserver.New(grpcserver.Options{Logger: log, Registry: registry,
+			Unary: []grpc.UnaryServerInterceptor{auth.Unary}, Stream: []grpc.StreamServerInterceptor{auth.Stream}}); err != nil {
+			return err
+		}
+		deps := service.Deps{Config: cfg, Logger: log, DB: pool, Dial: dial, Auth: auth, Permissions: perms}
 		for _, s := range selected {
 			if err := s.Register(ctx, grpcSrv, deps); err != nil {
 				return fmt.Errorf("start %s: %w", s.Name, err)
@@ -124,16 +130,43 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway})
 		}
+		// Every other environment gets its own connections, to its own addresses
+		// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
+		envBackends := map[string][]gateway.Backend{}
+		for _, env := range cfg.Edge.EnvironmentNames() {
+			if env == config.DefaultEnvironment {
+				continue
+			}
+			envConns := &connCache{conns: map[string]*grpc.ClientConn{}}
+			defer envConns.closeAll()
+			for _, s := range opts.Services {
+				if s.Gateway == nil {
+					continue
+				}
+				addr := cfg.EnvAddrOf(env, s.Name)
+				if grpcLis != nil && addr == cfg.GRPCAddr {
+					addr = grpcLis.Addr().String()
+				}
+				conn, err := envConns.get(addr)
+				if err != nil {
+					return err
+				}
+				envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway})
+			}
+		}
 		gw, err := gateway.New(ctx, gateway.Options{Logger: log, Registry: registry, Backends: backends,
-			AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes})
+			EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes})
 		if err != nil {
+			return err
+		}
+		httpSrv = &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+		if err := gateway.ConfigureServer(httpSrv, cfg.Edge); err != nil { // HTTPS + HTTP/2 when configured
 			return err
 		}
 		if httpLis, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 			return fmt.Errorf("http listen: %w", err)
 		}
 		addrs.HTTP = httpLis.Addr().String()
-		httpSrv = &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	}
 
 	errc := make(chan error, 2)
@@ -142,7 +175,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if httpSrv != nil {
 		go func() {
-			if err := httpSrv.Serve(httpLis); !errors.Is(err, http.ErrServerClosed) {
+			if err := gateway.Serve(httpSrv, httpLis); !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
@@ -181,7 +214,7 @@ func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger, sel
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	var sets []postgres.Migrations
+	sets := []postgres.Migrations{authn.Migrations()}
 	for _, s := range selected {
 		if s.Migrations != nil {
 			sets = append(sets, *s.Migrations)
@@ -192,6 +225,21 @@ func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger, sel
 		return nil, err
 	}
 	return pool, nil
+}
+
+// newAuthenticator builds the process's token verification: the shared secret, the
+// revocation list (loaded before serving, then followed), and permission checks through the
+// tenant service (replaced by a direct read when the tenant service runs here).
+func newAuthenticator(ctx context.Context, cfg *config.Config, log *slog.Logger, pool *pgxpool.Pool,
+	dial func(string) (*grpc.ClientConn, error)) (*authn.Authenticator, *authn.CachedPermissions, error) {
+	rev := authn.NewRevocations(pool, log)
+	if err := rev.Start(ctx); err != nil {
+		return nil, nil, fmt.Errorf("revocation list: %w", err)
+	}
+	perms := &authn.CachedPermissions{TTL: cfg.Auth.PermissionCacheTTL,
+		Source: &authn.RemotePermissions{Conn: func() (*grpc.ClientConn, error) { return dial("tenant") }}}
+	return &authn.Authenticator{Tokens: authn.NewTokens(cfg.JWTSecret, cfg.Auth.AccessTTL, cfg.Auth.RefreshTTL),
+		Revocations: rev, Permissions: perms, DefaultEnv: cfg.Auth.Environment}, perms, nil
 }
 
 // connCache shares one client connection per backend address.

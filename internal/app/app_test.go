@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -49,6 +50,7 @@ func idList(n int) string {
 // each gets a 400 envelope whose message names the field.
 func TestSharedRulesOverREST(t *testing.T) {
 	s := stack.Start(t)
+	auth := stack.Bearer(s.Admin(t).Access)
 	cases := []struct {
 		name, method, path, body string
 		field                    *regexp.Regexp
@@ -67,7 +69,7 @@ func TestSharedRulesOverREST(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := s.Do(t, c.method, c.path, c.body)
+			r := s.Do(t, c.method, c.path, c.body, auth...)
 			env := decode(t, r)
 			if r.Status != 400 || env.Code != 400 || !c.field.MatchString(env.Message) {
 				t.Fatalf("want 400 matching %s, got HTTP %d %s", c.field, r.Status, r.Body)
@@ -79,7 +81,7 @@ func TestSharedRulesOverREST(t *testing.T) {
 // The same rules over gRPC: InvalidArgument with a BadRequest naming the field.
 func TestSharedRulesOverGRPC(t *testing.T) {
 	s := stack.Start(t)
-	ctx := context.Background()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+s.Admin(t).Access)
 	goods := basicv1.NewGoodsServiceClient(s.Conn)
 	basic := basicv1.NewBasicDataServiceClient(s.Conn)
 	users := tenantv1.NewTenantServiceClient(s.Conn)
@@ -131,17 +133,17 @@ func TestSharedRulesOverGRPC(t *testing.T) {
 // and the service prefixes behave as documented.
 func TestNotImplementedRoutingAndPrefixes(t *testing.T) {
 	s := stack.Start(t)
+	auth := stack.Bearer(s.Admin(t).Access)
 	cases := []struct {
 		method, path, body string
 		code               int
 		message            string
 	}{
-		{"GET", "/tenant/api/v1/tenant/auth/captcha", "", 501, "not implemented: /shopmind.tenant.v1.TenantAuthService/GetCaptcha"},
-		{"POST", "/api/v1/auth/login", `{"username":"admin","password":"x"}`, 501, "not implemented"},
-		{"GET", "/analysis/api/v1/analytics/metrics", "", 501, "MetricService/ListMetrics"},
+		{"GET", "/analysis/api/v1/analytics/metrics", "", 501, "not implemented: /shopmind.analysis.v1.MetricService/ListMetrics"},
 		{"POST", "/api/v1/anls/query/sql", `{"metric_ids":[1],"start_time":"2026-01-01T00:00:00Z","end_time":"2026-02-01T00:00:00Z"}`, 501, "QueryService/GenerateSql"},
 		{"POST", "/notify/api/v1/notify/collect/list", `{}`, 501, "NotifyService/ListCollected"},
 		{"GET", "/api/v1/data/crx/ver", "", 501, "ExtensionService/GetVersion"},
+		{"GET", "/api/v1/auth/config", "", 501, "ExtensionService/GetAuthConfig"},
 		{"GET", "/api/v1/health/health", "", 501, "HealthService/Health"},
 		{"GET", "/api/v1/nl2sql/health", "", 501, "Nl2SqlService/Health"},
 		{"GET", "/tenant/api/v1/tenant/nothing", "", 404, "no route"},
@@ -152,14 +154,15 @@ func TestNotImplementedRoutingAndPrefixes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
-			r := s.Do(t, c.method, c.path, c.body)
+			r := s.Do(t, c.method, c.path, c.body, auth...)
 			env := decode(t, r)
 			if r.Status != c.code || env.Code != c.code || !strings.Contains(env.Message, c.message) {
 				t.Fatalf("want %d %q, got HTTP %d %s", c.code, c.message, r.Status, r.Body)
 			}
 		})
 	}
-	_, err := tenantv1.NewTenantAuthServiceClient(s.Conn).GetCaptcha(context.Background(), &tenantv1.GetCaptchaRequest{})
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", auth[1])
+	_, err := basicv1.NewGoodsServiceClient(s.Conn).GetGoods(ctx, &basicv1.GetGoodsRequest{Id: 1})
 	if status.Code(err) != codes.Unimplemented {
 		t.Fatalf("gRPC: want Unimplemented, got %v", err)
 	}
@@ -182,7 +185,7 @@ func TestHealth(t *testing.T) {
 // The always-200 switch keeps the envelope code and answers HTTP 200.
 func TestAlways200Switch(t *testing.T) {
 	s := stack.Start(t, func(c *config.Config) { c.AlwaysHTTP200 = true })
-	r := s.Do(t, "GET", "/tenant/api/v1/tenant/users?page_size=101", "")
+	r := s.Do(t, "GET", "/tenant/api/v1/tenant/users?page_size=101", "", stack.Bearer(s.Admin(t).Access)...)
 	if env := decode(t, r); r.Status != 200 || env.Code != 400 {
 		t.Fatalf("got HTTP %d %s", r.Status, r.Body)
 	}

@@ -75,6 +75,11 @@ func Load() (*Config, error) {
 	return load(os.Getenv)
 }
 
+// FromMap reads the configuration from a map instead of the environment (tests, tools).
+func FromMap(vars map[string]string) (*Config, error) {
+	return load(func(k string) string { return vars[k] })
+}
+
 func load(getenv func(string) string) (*Config, error) {
 	env := func(key, def string) string {
 		if v := strings.TrimSpace(getenv(key)); v != "" {

@@ -1,10 +1,75 @@
 package config
 
-// WAFConfig configures the web application firewall (Coraza + OWASP CRS).
-type WAFConfig struct{}
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// WAF defaults.
+const (
+	DefaultWAFParanoia         = 1
+	DefaultWAFAnomalyThreshold = 5
+	DefaultWAFBodyLimit        = 4 << 20
+)
+
+// WAFConfig configures the web application firewall (Coraza + OWASP CRS). The rule set and
+// its exclusions are fixed in gateway/waf.go and documented in gateway/WAF.md.
+type WAFConfig struct {
+	// Enabled turns the WAF on (SHOPMIND_WAF=on, the default) or off (identity middleware).
+	Enabled bool
+	// ParanoiaLevel is the CRS blocking paranoia level, 1 (default) to 4
+	// (SHOPMIND_WAF_PARANOIA). Higher levels add rules and false positives.
+	ParanoiaLevel int
+	// AnomalyThreshold is the CRS inbound anomaly score at which a request is blocked
+	// (SHOPMIND_WAF_ANOMALY_THRESHOLD, default 5: one critical rule match).
+	AnomalyThreshold int
+	// BodyLimit is the largest request body the WAF inspects, bytes
+	// (SHOPMIND_WAF_BODY_LIMIT, default 4 MiB, the default SHOPMIND_MAX_BODY_BYTES). A larger
+	// body cannot be inspected and is refused.
+	BodyLimit int64
+}
 
 // loadWAF reads the WAF variables, appending a message naming the variable to errs for each
 // malformed value.
 func loadWAF(getenv func(string) string, errs *[]string) WAFConfig {
-	return WAFConfig{}
+	c := WAFConfig{
+		Enabled:          true,
+		ParanoiaLevel:    DefaultWAFParanoia,
+		AnomalyThreshold: DefaultWAFAnomalyThreshold,
+		BodyLimit:        DefaultWAFBodyLimit,
+	}
+	get := func(key string) string { return strings.TrimSpace(getenv(key)) }
+	switch v := strings.ToLower(get("SHOPMIND_WAF")); v {
+	case "", "on":
+	case "off":
+		c.Enabled = false
+	default:
+		*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF: %q is not on or off", v))
+	}
+	if v := get("SHOPMIND_WAF_PARANOIA"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 4 {
+			*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF_PARANOIA: %q is not a level from 1 to 4", v))
+		} else {
+			c.ParanoiaLevel = n
+		}
+	}
+	if v := get("SHOPMIND_WAF_ANOMALY_THRESHOLD"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF_ANOMALY_THRESHOLD: %q is not an integer from 1 to 1000", v))
+		} else {
+			c.AnomalyThreshold = n
+		}
+	}
+	if v := get("SHOPMIND_WAF_BODY_LIMIT"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 || n > 1<<30 {
+			*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF_BODY_LIMIT: %q is not a positive number of bytes up to 1 GiB", v))
+		} else {
+			c.BodyLimit = n
+		}
+	}
+	return c
 }

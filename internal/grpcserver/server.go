@@ -33,13 +33,14 @@ type Server struct {
 type Options struct {
 	Logger   *slog.Logger
 	Registry prometheus.Registerer
-	// Extra interceptors run after validation, in order (authentication comes here).
+	// Extra interceptors run after error mapping and before validation, in order
+	// (authentication comes here, so an anonymous caller learns nothing from validation).
 	Unary  []grpc.UnaryServerInterceptor
 	Stream []grpc.StreamServerInterceptor
 }
 
 // New builds the server. Interceptor order: request id + access log + metrics, panic
-// recovery, error mapping, validation, then opts.Unary/Stream.
+// recovery, error mapping, opts.Unary/Stream (authentication), validation.
 func New(opts Options) (*Server, error) {
 	v, err := newValidator()
 	if err != nil {
@@ -47,8 +48,8 @@ func New(opts Options) (*Server, error) {
 	}
 	m := newMetrics(opts.Registry)
 	obs := &observer{log: opts.Logger, metrics: m}
-	unary := append([]grpc.UnaryServerInterceptor{obs.unary, recoverUnary(opts.Logger), mapErrorsUnary(opts.Logger), v.unary}, opts.Unary...)
-	stream := append([]grpc.StreamServerInterceptor{obs.stream, recoverStream(opts.Logger), mapErrorsStream(opts.Logger), v.stream}, opts.Stream...)
+	unary := append(append([]grpc.UnaryServerInterceptor{obs.unary, recoverUnary(opts.Logger), mapErrorsUnary(opts.Logger)}, opts.Unary...), v.unary)
+	stream := append(append([]grpc.StreamServerInterceptor{obs.stream, recoverStream(opts.Logger), mapErrorsStream(opts.Logger)}, opts.Stream...), v.stream)
 	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

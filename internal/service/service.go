@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/shopmind/shopmind/gateway"
+	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 )
@@ -23,6 +24,11 @@ type Deps struct {
 	DB *pgxpool.Pool
 	// Dial returns a client connection to another target (in-process loopback in `all`).
 	Dial func(target string) (*grpc.ClientConn, error)
+	// Auth is the process's authenticator (tokens, revocation list), shared by every service.
+	Auth *authn.Authenticator
+	// Permissions is the permission cache behind Auth; the tenant service, which owns the
+	// data, sets its Source when it runs in this process.
+	Permissions *authn.CachedPermissions
 }
 
 // Def describes a service.

@@ -1,7 +1,6 @@
-// Package system is the System administration service: the administrator-path permission check.
-//
-// Not built yet: every RPC of its contract is registered and answers an honest 501
-// "not implemented" until the issue that builds this service lands.
+// Package system is the system administration service: it decides whether a user may call
+// an administrator path (a path segment containing "-m"). The decision rests on the user's
+// administrator flag, read from the tenant service's AuthService with the caller's token.
 package system
 
 import (
@@ -10,6 +9,9 @@ import (
 	"google.golang.org/grpc"
 
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
+	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/service"
 )
 
@@ -17,10 +19,36 @@ import (
 func Service() service.Def {
 	return service.Def{
 		Name: "system",
-		Register: func(_ context.Context, s grpc.ServiceRegistrar, _ service.Deps) error {
-			systemv1.RegisterSystemServiceServer(s, systemv1.UnimplementedSystemServiceServer{})
+		Register: func(_ context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
+			systemv1.RegisterSystemServiceServer(s, &server{dial: deps.Dial})
 			return nil
 		},
-		Gateway: nil,
 	}
+}
+
+type server struct {
+	systemv1.UnimplementedSystemServiceServer
+	dial func(target string) (*grpc.ClientConn, error)
+}
+
+func (s *server) CheckAdminPermission(ctx context.Context, req *systemv1.CheckAdminPermissionRequest) (*systemv1.CheckAdminPermissionResponse, error) {
+	if authn.FromContext(ctx) == nil {
+		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	}
+	if !authn.IsAdminPath(req.GetPath()) {
+		return &systemv1.CheckAdminPermissionResponse{Allowed: true, Reason: "not an administrator path"}, nil
+	}
+	conn, err := s.dial("tenant")
+	if err != nil {
+		return nil, err
+	}
+	perms, err := tenantv1.NewAuthServiceClient(conn).GetUserPermissions(authn.Outgoing(ctx),
+		&tenantv1.GetUserPermissionsRequest{UserId: req.GetUserId(), TenantId: req.GetTenantId()})
+	if err != nil {
+		return nil, err
+	}
+	if !perms.GetIsAdmin() {
+		return &systemv1.CheckAdminPermissionResponse{Allowed: false, Reason: "administrator path: administrators only"}, nil
+	}
+	return &systemv1.CheckAdminPermissionResponse{Allowed: true}, nil
 }

@@ -1,29 +1,90 @@
-// Package tenant is the Tenant and auth service: login with captcha, token pairs, users, orgs, roles, menus, favorites, and the internal AuthService.
-//
-// Not built yet: every RPC of its contract is registered and answers an honest 501
-// "not implemented" until the issue that builds this service lands.
+// Package tenant is the tenant and auth service: login with captcha and brute-force
+// protection, access/refresh token pairs with rotation and reuse detection, logout
+// revocation, the current user's info, menus, init data and favorites, users,
+// organisations and roles, and the internal AuthService other services call.
 package tenant
 
 import (
 	"context"
+	"embed"
+	"io/fs"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/shopmind/shopmind/gateway"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
 )
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+func migrations() *postgres.Migrations {
+	sub, _ := fs.Sub(migrationFiles, "migrations")
+	return &postgres.Migrations{Service: "tenant", FS: sub}
+}
 
 // Service describes the tenant service to the binary.
 func Service() service.Def {
 	return service.Def{
-		Name: "tenant",
-		Register: func(_ context.Context, s grpc.ServiceRegistrar, _ service.Deps) error {
-			tenantv1.RegisterTenantAuthServiceServer(s, tenantv1.UnimplementedTenantAuthServiceServer{})
-			tenantv1.RegisterTenantServiceServer(s, tenantv1.UnimplementedTenantServiceServer{})
-			tenantv1.RegisterAuthServiceServer(s, tenantv1.UnimplementedAuthServiceServer{})
-			return nil
-		},
-		Gateway: gateway.Routes(tenantv1.RegisterTenantAuthServiceHandler, tenantv1.RegisterTenantServiceHandler),
+		Name:       "tenant",
+		Migrations: migrations(),
+		Register:   register,
+		Gateway:    gateway.Routes(tenantv1.RegisterTenantAuthServiceHandler, tenantv1.RegisterTenantServiceHandler),
 	}
+}
+
+func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
+	st := &store{pool: deps.DB}
+	a, err := newAuth(st, deps.Auth.Tokens, deps.Auth.Revocations, deps.Config, deps.Logger)
+	if err != nil {
+		return err
+	}
+	dir := &directory{store: st, perms: deps.Permissions}
+	// This process holds the tenant tables: permission checks read them directly.
+	deps.Permissions.Source = dir
+	if err := bootstrap(ctx, st, deps.Config, deps.Logger); err != nil {
+		return err
+	}
+	env := deps.Config.Auth.Environment
+	tenantv1.RegisterTenantAuthServiceServer(s, &authServer{auth: a, dir: dir, defaultEnv: env})
+	tenantv1.RegisterTenantServiceServer(s, &managementServer{dir: dir})
+	tenantv1.RegisterAuthServiceServer(s, &internalServer{auth: a, dir: dir, defaultEnv: env})
+	return nil
+}
+
+// environment is the request's environment (x-env from the gateway) or the process's own.
+func environment(ctx context.Context, def string) string {
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get(authn.EnvHeader); len(v) > 0 && authn.ValidEnvironment(v[0]) {
+			return v[0]
+		}
+	}
+	return def
+}
+
+// caller returns the verified identity (the interceptor guarantees one on non-public RPCs).
+func caller(ctx context.Context) (*authn.Identity, error) {
+	id := authn.FromContext(ctx)
+	if id == nil {
+		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	}
+	return id, nil
+}
+
+// loginPath tells the tenant path from the alternate /api/v1/auth/login (captcha mode
+// `always` applies to the tenant path only).
+func loginPath(ctx context.Context) bool {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, p := range md.Get("x-http-path") {
+		return p != "/api/v1/auth/login"
+	}
+	if v := md.Get("grpcgateway-http-path"); len(v) > 0 {
+		return v[0] != "/api/v1/auth/login"
+	}
+	return true
 }

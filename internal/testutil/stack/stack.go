@@ -4,6 +4,7 @@ package stack
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/shopmind/shopmind/internal/app"
+	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
@@ -24,6 +26,9 @@ import (
 
 // TestSecret signs tokens in tests.
 const TestSecret = "test-secret-0123456789abcdef0123456789abcdef"
+
+// AdminPassword is the demo admin's password in tests.
+const AdminPassword = "admin-test-password"
 
 // Stack is a running platform.
 type Stack struct {
@@ -44,18 +49,22 @@ type Option func(*config.Config)
 func Start(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
 	defs := services.All()
-	var sets []postgres.Migrations
+	sets := []postgres.Migrations{authn.Migrations()}
 	for _, d := range defs {
 		if d.Migrations != nil {
 			sets = append(sets, *d.Migrations)
 		}
 	}
 	db := pgtest.New(t, sets...)
-	cfg := &config.Config{
-		Mode: config.ModeDevelopment, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0",
-		ServiceAddrs: map[string]string{}, DatabaseURL: db.URL, JWTSecret: TestSecret,
-		AdminPassword: "admin-test-password", CaptchaMode: "off",
-		ShutdownTimeout: 5 * time.Second, MaxBodyBytes: 1 << 20, LogLevel: slog.LevelWarn,
+	cfg, err := config.FromMap(map[string]string{
+		"SHOPMIND_HTTP_ADDR": "127.0.0.1:0", "SHOPMIND_GRPC_ADDR": "127.0.0.1:0",
+		"SHOPMIND_DATABASE_URL": db.URL, "SHOPMIND_JWT_SECRET": TestSecret,
+		"SHOPMIND_ADMIN_PASSWORD": AdminPassword, "SHOPMIND_CAPTCHA_MODE": "off",
+		"SHOPMIND_SHUTDOWN_TIMEOUT": "5s", "SHOPMIND_MAX_BODY_BYTES": "1048576", "SHOPMIND_LOG_LEVEL": "warn",
+		"SHOPMIND_BCRYPT_COST": "4", // fast hashing in tests; the cost is measured in benchmarks
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, o := range opts {
 		o(cfg)
@@ -135,3 +144,32 @@ func (s *Stack) Do(t testing.TB, method, path, body string, header ...string) Re
 	}
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
+
+// Tokens is a signed-in session.
+type Tokens struct {
+	Access, Refresh string
+}
+
+// Login signs in through the gateway and fails the test unless it succeeds.
+func (s *Stack) Login(t testing.TB, tenant, username, password string) Tokens {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"tenant_code": tenant, "username": username, "password": password})
+	r := s.Do(t, "POST", "/tenant/api/v1/tenant/auth/login", string(body))
+	var env struct {
+		Code int `json:"code"`
+		Data struct {
+			AccessToken  string `json:"access_token"`
+			RefreshToken string `json:"refresh_token"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &env); err != nil || env.Code != 0 || env.Data.AccessToken == "" {
+		t.Fatalf("login %s/%s: HTTP %d %s", tenant, username, r.Status, r.Body)
+	}
+	return Tokens{Access: env.Data.AccessToken, Refresh: env.Data.RefreshToken}
+}
+
+// Admin signs in as the demo administrator.
+func (s *Stack) Admin(t testing.TB) Tokens { return s.Login(t, "demo", "admin", AdminPassword) }
+
+// Bearer is the header pair for Do.
+func Bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }

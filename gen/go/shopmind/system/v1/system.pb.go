@@ -168,9 +168,9 @@ const file_shopmind_system_v1_system_proto_rawDesc = "" +
 	"r\b\x10\x01\x18\x80\x10:\x01/R\x04path\"P\n" +
 	"\x1cCheckAdminPermissionResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason2\xa5\x01\n" +
-	"\rSystemService\x12\x93\x01\n" +
-	"\x14CheckAdminPermission\x12/.shopmind.system.v1.CheckAdminPermissionRequest\x1a0.shopmind.system.v1.CheckAdminPermissionResponse\"\x18ʔ'\x14\x12\x12system:admin:checkBAZ?github.com/shopmind/shopmind/gen/go/shopmind/system/v1;systemv1b\x06proto3"
+	"\x06reason\x18\x02 \x01(\tR\x06reason2\x93\x01\n" +
+	"\rSystemService\x12\x81\x01\n" +
+	"\x14CheckAdminPermission\x12/.shopmind.system.v1.CheckAdminPermissionRequest\x1a0.shopmind.system.v1.CheckAdminPermissionResponse\"\x06ʔ'\x02\x12\x00BAZ?github.com/shopmind/shopmind/gen/go/shopmind/system/v1;systemv1b\x06proto3"
 
 var (
 	file_shopmind_system_v1_system_proto_rawDescOnce sync.Once

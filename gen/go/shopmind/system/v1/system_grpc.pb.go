@@ -32,7 +32,9 @@ const (
 //
 // SystemService checks administrator permissions. Internal: called over gRPC only.
 type SystemServiceClient interface {
-	// CheckAdminPermission tells whether the user may call the administrator path.
+	// CheckAdminPermission tells whether the user may call the administrator path: only tenant
+	// administrators may. A signed-in caller asks about themself (the gateway forwards the
+	// user's token); administrators may ask about any user of their tenant.
 	CheckAdminPermission(ctx context.Context, in *CheckAdminPermissionRequest, opts ...grpc.CallOption) (*CheckAdminPermissionResponse, error)
 }
 
@@ -60,7 +62,9 @@ func (c *systemServiceClient) CheckAdminPermission(ctx context.Context, in *Chec
 //
 // SystemService checks administrator permissions. Internal: called over gRPC only.
 type SystemServiceServer interface {
-	// CheckAdminPermission tells whether the user may call the administrator path.
+	// CheckAdminPermission tells whether the user may call the administrator path: only tenant
+	// administrators may. A signed-in caller asks about themself (the gateway forwards the
+	// user's token); administrators may ask about any user of their tenant.
 	CheckAdminPermission(context.Context, *CheckAdminPermissionRequest) (*CheckAdminPermissionResponse, error)
 	mustEmbedUnimplementedSystemServiceServer()
 }

@@ -1,0 +1,216 @@
+package authn
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/shopmind/shopmind/internal/postgres"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations are the revocation table's migrations; every target that verifies tokens needs them.
+func Migrations() postgres.Migrations {
+	sub, _ := fs.Sub(migrationFiles, "migrations")
+	return postgres.Migrations{Service: "authn", FS: sub}
+}
+
+// Revocation kinds.
+const (
+	KindToken  = "token"  // one access token id
+	KindFamily = "family" // every token of a refresh family
+)
+
+const notifyChannel = "shopmind_revocations"
+
+// Revocations is the in-memory revocation list of one process. It is loaded from PostgreSQL
+// at start and kept current with LISTEN/NOTIFY, so every replica of every service learns of a
+// logout without a per-request call, and a restarted process still knows it.
+type Revocations struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+
+	mu       sync.RWMutex
+	tokens   map[string]time.Time
+	families map[string]time.Time
+	loaded   chan struct{}
+}
+
+// NewRevocations returns a list backed by pool (nil: memory only, for unit tests).
+func NewRevocations(pool *pgxpool.Pool, log *slog.Logger) *Revocations {
+	return &Revocations{pool: pool, log: log, tokens: map[string]time.Time{}, families: map[string]time.Time{}, loaded: make(chan struct{})}
+}
+
+// Revoked reports whether the token id or its family is revoked.
+func (r *Revocations) Revoked(tokenID, family string) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	_, t := r.tokens[tokenID]
+	_, f := r.families[family]
+	return t || f
+}
+
+func (r *Revocations) apply(kind, id string, exp time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.tokens
+	if kind == KindFamily {
+		m = r.families
+	}
+	if exp.After(m[id]) {
+		m[id] = exp
+	}
+}
+
+// Revoke records a revocation durably, announces it to every process, and applies it here.
+func (r *Revocations) Revoke(ctx context.Context, kind, id string, exp time.Time) error {
+	if kind != KindToken && kind != KindFamily {
+		return fmt.Errorf("unknown revocation kind %q", kind)
+	}
+	r.apply(kind, id, exp)
+	if r.pool == nil {
+		return nil
+	}
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	if _, err := tx.Exec(ctx, `INSERT INTO authn.revocations (kind, id, expires_at) VALUES ($1, $2, $3)
+		ON CONFLICT (kind, id) DO UPDATE SET expires_at = greatest(authn.revocations.expires_at, excluded.expires_at)`, kind, id, exp); err != nil {
+		return err
+	}
+	payload := kind + ":" + id + ":" + strconv.FormatInt(exp.Unix(), 10)
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, payload); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// Start loads the list and follows changes until ctx ends. It returns once the first load is
+// done, so a process never serves before it knows the revocations.
+func (r *Revocations) Start(ctx context.Context) error {
+	if r.pool == nil {
+		close(r.loaded)
+		return nil
+	}
+	first := make(chan error, 1)
+	go r.follow(ctx, first)
+	select {
+	case err := <-first:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// follow listens for notifications; after any connection loss it listens again and reloads,
+// so nothing announced meanwhile is missed.
+func (r *Revocations) follow(ctx context.Context, first chan<- error) {
+	backoff := 100 * time.Millisecond
+	prune := time.NewTicker(time.Minute)
+	defer prune.Stop()
+	for ctx.Err() == nil {
+		err := r.listenOnce(ctx, first, prune.C)
+		if first != nil {
+			first <- err
+			first = nil
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		r.log.Warn("revocation listener lost its connection; reconnecting", "error", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+func (r *Revocations) listenOnce(ctx context.Context, first chan<- error, prune <-chan time.Time) error {
+	conn, err := r.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return err
+	}
+	defer conn.Exec(context.Background(), "UNLISTEN "+notifyChannel) //nolint:errcheck
+	if err := r.load(ctx); err != nil {
+		return err
+	}
+	if first != nil {
+		first <- nil
+	}
+	for {
+		waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		n, err := conn.Conn().WaitForNotification(waitCtx)
+		cancel()
+		select {
+		case <-prune:
+			r.pruneExpired()
+		default:
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if waitCtx.Err() != nil { // idle timeout: keep listening
+				continue
+			}
+			return err
+		}
+		kind, rest, ok := strings.Cut(n.Payload, ":")
+		id, expText, ok2 := strings.Cut(rest, ":")
+		exp, err := strconv.ParseInt(expText, 10, 64)
+		if !ok || !ok2 || err != nil {
+			r.log.Warn("malformed revocation notification", "payload", n.Payload)
+			continue
+		}
+		r.apply(kind, id, time.Unix(exp, 0))
+	}
+}
+
+func (r *Revocations) load(ctx context.Context) error {
+	rows, err := r.pool.Query(ctx, "SELECT kind, id, expires_at FROM authn.revocations WHERE expires_at > now()")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, id string
+		var exp time.Time
+		if err := rows.Scan(&kind, &id, &exp); err != nil {
+			return err
+		}
+		r.apply(kind, id, exp)
+	}
+	return rows.Err()
+}
+
+// pruneExpired drops entries whose tokens have expired anyway, keeping memory bounded.
+func (r *Revocations) pruneExpired() {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range []map[string]time.Time{r.tokens, r.families} {
+		for id, exp := range m {
+			if exp.Before(now) {
+				delete(m, id)
+			}
+		}
+	}
+}

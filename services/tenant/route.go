@@ -1,0 +1,39 @@
+package tenant
+
+import (
+	"context"
+
+	"github.com/shopmind/shopmind/internal/authn"
+)
+
+// checkRoute decides whether the user may call method+path: the RPC's declared access rule
+// against the user's permissions; administrator paths ("-m") need an administrator.
+func checkRoute(ctx context.Context, dir *directory, target *authn.Identity, method, path string) (bool, string, error) {
+	perms, err := dir.Permissions(ctx, target)
+	if err != nil {
+		return false, "", err
+	}
+	_, _, isAdmin, _, err := dir.store.permissionsOf(ctx, target.TenantID, target.UserID)
+	if err != nil {
+		return false, "", err
+	}
+	if authn.IsAdminPath(path) {
+		if isAdmin {
+			return true, "", nil
+		}
+		return false, "administrator path", nil
+	}
+	_, rule, ok := authn.RouteFor(method, path)
+	switch {
+	case !ok:
+		return false, "no such route", nil
+	case rule.Public, isAdmin:
+		return true, "", nil
+	case rule.Admin:
+		return false, "administrators only", nil
+	case rule.Permission == "" || perms[rule.Permission]:
+		return true, "", nil
+	default:
+		return false, "missing permission " + rule.Permission, nil
+	}
+}

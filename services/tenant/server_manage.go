@@ -1,0 +1,99 @@
+package tenant
+
+import (
+	"context"
+
+	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
+)
+
+// Pagination defaults of the spec.
+const (
+	defaultPageNum  = 1
+	defaultPageSize = 10
+)
+
+// managementServer is TenantService: users, organisations, roles of the caller's tenant.
+type managementServer struct {
+	tenantv1.UnimplementedTenantServiceServer
+	dir *directory
+}
+
+func (s *managementServer) ListUsers(ctx context.Context, req *tenantv1.ListUsersRequest) (*tenantv1.ListUsersResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pageNum, pageSize := int32(defaultPageNum), int32(defaultPageSize)
+	if req.Page != nil {
+		pageNum = req.GetPage()
+	}
+	if req.PageNum != nil {
+		pageNum = req.GetPageNum()
+	}
+	if req.Limit != nil {
+		pageSize = req.GetLimit()
+	}
+	if req.PageSize != nil {
+		pageSize = req.GetPageSize()
+	}
+	users, total, err := s.dir.store.listUsers(ctx, id.TenantID,
+		userFilter{Username: req.GetUsername(), Status: req.GetStatus(), OrgID: req.GetOrgId()},
+		int(pageSize), int(pageNum-1)*int(pageSize))
+	if err != nil {
+		return nil, err
+	}
+	resp := &tenantv1.ListUsersResponse{Total: total, PageNum: pageNum, PageSize: pageSize, Items: []*tenantv1.User{}}
+	for _, u := range users {
+		resp.Items = append(resp.Items, userPB(u))
+	}
+	return resp, nil
+}
+
+func (s *managementServer) ListOrgs(ctx context.Context, req *tenantv1.ListOrgsRequest) (*tenantv1.ListOrgsResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tree, err := s.dir.orgTree(ctx, id.TenantID, req.GetStatus(), req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &tenantv1.ListOrgsResponse{Items: orgsPB(tree)}, nil
+}
+
+func (s *managementServer) CreateRole(ctx context.Context, req *tenantv1.CreateRoleRequest) (*tenantv1.CreateRoleResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.dir.createRole(ctx, id.TenantID, roleInput{Code: req.GetCode(), Name: req.GetName(), Description: req.GetDescription(),
+		Status: req.GetStatus(), Permissions: req.GetPermissionCodes(), MenuIDs: req.GetMenuIds()})
+	if err != nil {
+		return nil, err
+	}
+	return &tenantv1.CreateRoleResponse{Role: rolePB(r)}, nil
+}
+
+func (s *managementServer) UpdateRole(ctx context.Context, req *tenantv1.UpdateRoleRequest) (*tenantv1.UpdateRoleResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.dir.updateRole(ctx, id.TenantID, req.GetId(), roleInput{Name: req.GetName(), Description: req.GetDescription(),
+		Status: req.GetStatus(), Permissions: req.GetPermissionCodes(), MenuIDs: req.GetMenuIds(), Mask: req.GetUpdateMask().GetPaths()})
+	if err != nil {
+		return nil, err
+	}
+	return &tenantv1.UpdateRoleResponse{Role: rolePB(r)}, nil
+}
+
+func (s *managementServer) DeleteRole(ctx context.Context, req *tenantv1.DeleteRoleRequest) (*tenantv1.DeleteRoleResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.dir.deleteRole(ctx, id.TenantID, req.GetId(), req.GetForce()); err != nil {
+		return nil, err
+	}
+	return &tenantv1.DeleteRoleResponse{Deleted: true}, nil
+}
