@@ -12,7 +12,7 @@ BREAKING_AGAINST ?= main
 TEST_FLAGS ?=
 BENCH ?= .
 
-.PHONY: all build run test bench generate check lint fmt-check vet breaking drift third-party deps clean
+.PHONY: all build run run-tls test bench generate check lint fmt-check vet breaking drift third-party deps clean
 
 all: build
 
@@ -71,6 +71,16 @@ run: build deps
 	@echo "  try: curl -s localhost:8080/healthz ; grpcurl -plaintext localhost:9090 list"
 	@echo "  login (once the tenant service lands): tenant demo, user admin, password $${SHOPMIND_ADMIN_PASSWORD:-admin123}"
 	SHOPMIND_DEMO_DATA=$${SHOPMIND_DEMO_DATA:-true} $(BIN)/shopmind serve
+
+# Like run, over HTTPS with HTTP/2, using a self-signed certificate for localhost written to
+# the git-ignored .devcert/ (reused while valid). curl needs --cacert .devcert/cert.pem.
+DEVCERT_DIR := $(CURDIR)/.devcert
+run-tls: build deps
+	$(BIN)/shopmind devcert --dir $(DEVCERT_DIR) >/dev/null
+	@echo "ShopMind: REST gateway https://$${SHOPMIND_HTTP_ADDR:-127.0.0.1:8080}  gRPC $${SHOPMIND_GRPC_ADDR:-127.0.0.1:9090}"
+	@echo "  try: curl --cacert $(DEVCERT_DIR)/cert.pem https://localhost:8080/healthz"
+	SHOPMIND_TLS_CERT_FILE=$(DEVCERT_DIR)/cert.pem SHOPMIND_TLS_KEY_FILE=$(DEVCERT_DIR)/key.pem \
+		SHOPMIND_DEMO_DATA=$${SHOPMIND_DEMO_DATA:-true} $(BIN)/shopmind serve
 
 test: deps
 	go test -count=1 $(TEST_FLAGS) ./...

@@ -117,10 +117,7 @@ func newRateLimiter(rps float64, burst, maxKeys int) *rateLimiter {
 	if idle < time.Second {
 		idle = time.Second
 	}
-	per := (maxKeys + limiterShards - 1) / limiterShards
-	if per < 1 {
-		per = 1
-	}
+	per := max(maxKeys/limiterShards, 1)
 	l := &rateLimiter{limit: rate.Limit(rps), burst: burst, idle: idle, perShard: per, seed: maphash.MakeSeed()}
 	for i := range l.shards {
 		l.shards[i].entries = map[[16]byte]*limiterEntry{}

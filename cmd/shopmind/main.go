@@ -2,6 +2,7 @@
 //
 //	shopmind serve [--target=all|gateway,tenant,system,analysis,basic,notify,chat,nl2sql,crx]
 //	shopmind targets
+//	shopmind devcert [--dir=.devcert]
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
@@ -30,6 +32,8 @@ func usage() string {
 	return `usage:
   shopmind serve [--target=TARGETS]   run the platform (default target: all)
   shopmind targets                    list the targets
+  shopmind devcert [--dir=DIR]        write a self-signed localhost certificate (default .devcert)
+                                      for SHOPMIND_TLS_CERT_FILE / SHOPMIND_TLS_KEY_FILE
 Configuration comes from SHOPMIND_* environment variables (see README).`
 }
 
@@ -59,6 +63,18 @@ func run(args []string) error {
 		return app.Run(ctx, app.Options{Config: cfg, Logger: logger, Targets: *target, Services: defs})
 	case "targets":
 		fmt.Println(strings.Join(app.Targets(names), "\n"))
+		return nil
+	case "devcert":
+		fs := flag.NewFlagSet("devcert", flag.ContinueOnError)
+		dir := fs.String("dir", ".devcert", "folder for cert.pem and key.pem")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		certFile, keyFile, err := gateway.WriteDevCert(*dir)
+		if err != nil {
+			return fmt.Errorf("devcert: %w", err)
+		}
+		fmt.Printf("SHOPMIND_TLS_CERT_FILE=%s\nSHOPMIND_TLS_KEY_FILE=%s\n", certFile, keyFile)
 		return nil
 	case "help", "-h", "--help":
 		fmt.Println(usage())

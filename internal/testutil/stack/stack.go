@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,28 +41,36 @@ type Stack struct {
 	DB *pgtest.Database
 	// HTTP is a client with a timeout.
 	HTTP *http.Client
+
+	stop func()
 }
 
 // Option adjusts the configuration before start.
 type Option func(*config.Config)
 
-// Start runs the platform until the test ends.
+// Start runs the platform on a fresh database until the test ends.
 func Start(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
-	defs := services.All()
 	sets := []postgres.Migrations{authn.Migrations()}
-	for _, d := range defs {
+	for _, d := range services.All() {
 		if d.Migrations != nil {
 			sets = append(sets, *d.Migrations)
 		}
 	}
-	db := pgtest.New(t, sets...)
+	return StartOn(t, pgtest.New(t, sets...), opts...)
+}
+
+// StartOn runs the platform on an existing test database (for example to restart it).
+func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
+	t.Helper()
+	defs := services.All()
 	cfg, err := config.FromMap(map[string]string{
 		"SHOPMIND_HTTP_ADDR": "127.0.0.1:0", "SHOPMIND_GRPC_ADDR": "127.0.0.1:0",
 		"SHOPMIND_DATABASE_URL": db.URL, "SHOPMIND_JWT_SECRET": TestSecret,
 		"SHOPMIND_ADMIN_PASSWORD": AdminPassword, "SHOPMIND_CAPTCHA_MODE": "off",
 		"SHOPMIND_SHUTDOWN_TIMEOUT": "5s", "SHOPMIND_MAX_BODY_BYTES": "1048576", "SHOPMIND_LOG_LEVEL": "warn",
-		"SHOPMIND_BCRYPT_COST": "4", // fast hashing in tests; the cost is measured in benchmarks
+		"SHOPMIND_BCRYPT_COST":    "4", // fast hashing in tests; the cost is measured in benchmarks
+		"SHOPMIND_RATE_LIMIT_RPS": "0", // no edge rate limit in tests; gateway/ tests it (an Option can set it)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -94,20 +103,28 @@ func Start(t testing.TB, opts ...Option) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("stack: platform stopped with %v", err)
+	st := &Stack{BaseURL: "http://" + addrs.HTTP, Conn: conn, DB: db, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	var once sync.Once
+	st.stop = func() {
+		once.Do(func() {
+			_ = conn.Close()
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("stack: platform stopped with %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("stack: platform did not stop within 10s")
 			}
-		case <-time.After(10 * time.Second):
-			t.Error("stack: platform did not stop within 10s")
-		}
-	})
-	return &Stack{BaseURL: "http://" + addrs.HTTP, Conn: conn, DB: db, HTTP: &http.Client{Timeout: 30 * time.Second}}
+		})
+	}
+	t.Cleanup(st.stop)
+	return st
 }
+
+// Stop shuts the platform down gracefully (the database stays for StartOn).
+func (s *Stack) Stop() { s.stop() }
 
 // Response is a decoded envelope answer.
 type Response struct {
