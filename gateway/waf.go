@@ -94,12 +94,19 @@ func NewWAF(cfg config.WAFConfig, logger *slog.Logger, block func(w http.Respons
 	if !cfg.Enabled {
 		return func(next http.Handler) http.Handler { return next }, nil
 	}
-	waf, err := newCorazaWAF(cfg, profileShopMind)
+	m, err := newWAFMiddleware(cfg, profileShopMind, logger, block)
+	if err != nil {
+		return nil, err
+	}
+	return m.wrap, nil
+}
+
+func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (*wafMiddleware, error) {
+	waf, err := newCorazaWAF(cfg, profile)
 	if err != nil {
 		return nil, fmt.Errorf("waf: %w", err)
 	}
-	m := &wafMiddleware{waf: waf, logger: logger, block: block, limit: cfg.BodyLimit}
-	return m.wrap, nil
+	return &wafMiddleware{waf: waf, logger: logger, block: block, limit: cfg.BodyLimit}, nil
 }
 
 type wafMiddleware struct {
@@ -107,11 +114,13 @@ type wafMiddleware struct {
 	logger *slog.Logger
 	block  func(w http.ResponseWriter, r *http.Request, ruleID int, message string)
 	limit  int64
+	// observe, when set (tests), sees the ids of the rules that matched each request.
+	observe func(w http.ResponseWriter, r *http.Request, matched []int)
 }
 
 func (m *wafMiddleware) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		it, err := m.inspect(r)
+		it, err := m.inspect(w, r)
 		if err != nil {
 			m.block(w, r, 0, "request could not be inspected")
 			return
@@ -124,9 +133,18 @@ func (m *wafMiddleware) wrap(next http.Handler) http.Handler {
 	})
 }
 
-func (m *wafMiddleware) inspect(r *http.Request) (*types.Interruption, error) {
+func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) (*types.Interruption, error) {
 	tx := m.waf.NewTransactionWithID("x")
-	defer func() { _ = tx.Close() }()
+	defer func() {
+		if m.observe != nil {
+			var ids []int
+			for _, mr := range tx.MatchedRules() {
+				ids = append(ids, mr.Rule().ID())
+			}
+			m.observe(w, r, ids)
+		}
+		_ = tx.Close()
+	}()
 	client, cport := r.RemoteAddr, 0
 	if i := strings.LastIndexByte(r.RemoteAddr, ':'); i >= 0 {
 		client = r.RemoteAddr[:i]
