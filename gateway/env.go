@@ -59,7 +59,8 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 				break
 			}
 		}
-		if values := r.Header.Values(EnvHeader); len(values) > 0 {
+		values := r.Header.Values(EnvHeader)
+		if len(values) > 0 {
 			h := strings.ToLower(strings.TrimSpace(values[0]))
 			switch {
 			case len(values) > 1:
@@ -85,8 +86,10 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 		}
 		r = r.WithContext(ctx)
 		r.URL = &u
-		r.Header = r.Header.Clone()
-		r.Header.Del(EnvHeader)
+		if len(values) > 0 { // chosen: it goes no further (backends get x-env from the gateway)
+			r.Header = r.Header.Clone()
+			r.Header.Del(EnvHeader)
+		}
 		if !g.negotiateVersion(w, r, g.envs[env].mux) {
 			return
 		}

@@ -43,3 +43,12 @@ func TestWAFDebugCase(t *testing.T) {
 		}
 	}
 }
+
+func slicesContains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -60,7 +60,7 @@ func TestExploreGroups(t *testing.T) {
 		t.Skip()
 	}
 	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: 4 << 20}
-	base := wafDirectives(cfg, profileShopMind)
+	base, _ := wafDirectives(cfg, profileShopMind)
 	g, p := exploreCost(t, base, 500)
 	t.Logf("all: get %v post %v", g, p)
 	g, p = exploreCost(t, "SecRxPreFilter On\n"+base, 500)
@@ -78,7 +78,7 @@ func TestExploreRules(t *testing.T) {
 		t.Skip()
 	}
 	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: 4 << 20}
-	base := wafDirectives(cfg, profileShopMind)
+	base, _ := wafDirectives(cfg, profileShopMind)
 	ids := strings.Fields(os.Getenv("EXPLORE_RULES"))
 	g0, p0 := exploreCost(t, base+"SecRuleRemoveById 911000-948999\n", 400)
 	t.Logf("base: get %v post %v", g0, p0)
@@ -93,7 +93,8 @@ func TestExploreRules(t *testing.T) {
 
 func BenchmarkExplore(b *testing.B) {
 	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: 4 << 20}
-	d := wafDirectives(cfg, profileShopMind) + os.Getenv("EXPLORE_EXTRA")
+	d0, _ := wafDirectives(cfg, profileShopMind)
+	d := d0 + os.Getenv("EXPLORE_EXTRA")
 	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(coreruleset.FS).WithDirectives(d))
 	if err != nil {
 		b.Fatal(err)
