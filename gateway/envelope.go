@@ -133,3 +133,13 @@ func (e envelopeWriter) routingErrorHandler(_ context.Context, _ *runtime.ServeM
 		e.write(w, r, apperr.Envelope{Code: httpStatus, Message: http.StatusText(httpStatus)})
 	}
 }
+
+// WriteErr answers with the envelope of any error (a gRPC status from a backend call, a
+// typed error), through the one mapping table.
+func WriteErr(w http.ResponseWriter, r *http.Request, err error) {
+	var e envelopeWriter
+	if info := infoFrom(r.Context()); info != nil {
+		e.always200 = info.always200
+	}
+	e.write(w, r, apperr.FromError(err))
+}

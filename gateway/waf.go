@@ -13,11 +13,11 @@ import (
 	"strings"
 	"sync"
 
+	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
 	"github.com/corazawaf/coraza/v3"
 	"github.com/corazawaf/coraza/v3/experimental/plugins"
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 	"github.com/corazawaf/coraza/v3/types"
-	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
 	"github.com/tidwall/gjson"
 
 	"github.com/shopmind/shopmind/internal/config"
@@ -291,6 +291,11 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 		tx.AddRequestHeader("Host", r.Host)
 		tx.SetServerName(r.Host)
 	}
+	if r.ContentLength >= 0 && r.Body != nil && r.Body != http.NoBody && r.Header.Get("Content-Length") == "" {
+		// net/http keeps Content-Length in Header for server requests; requests built in
+		// process (httptest, internal callers) have only the field.
+		tx.AddRequestHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	}
 	for _, te := range r.TransferEncoding {
 		tx.AddRequestHeader("Transfer-Encoding", te)
 	}
@@ -376,19 +381,20 @@ func (m *wafMiddleware) refuse(r *http.Request, err error) verdict {
 // verdict turns an interruption into a block naming the rule that decided: the first
 // matched detection rule (the anomaly evaluation 949110 itself says nothing about why).
 func (m *wafMiddleware) verdict(r *http.Request, tx types.Transaction, it *types.Interruption) verdict {
-	ruleID, msg := it.RuleID, ""
+	ruleID, msg, best := it.RuleID, "", types.RuleSeverityUnset
 	var matched []string
 	for _, mr := range tx.MatchedRules() {
-		id := mr.Rule().ID()
-		if mr.Message() == "" || id == it.RuleID {
+		rule := mr.Rule()
+		sev := rule.Severity()
+		if sev == types.RuleSeverityUnset || rule.ID() == it.RuleID {
 			continue
 		}
-		if msg == "" {
-			ruleID, msg = id, mr.Message()
+		matched = append(matched, strconv.Itoa(rule.ID()))
+		if best == types.RuleSeverityUnset || sev < best {
+			ruleID, msg, best = rule.ID(), mr.Message(), sev
 		}
-		matched = append(matched, strconv.Itoa(id))
 	}
-	if msg == "" {
+	if best == types.RuleSeverityUnset {
 		for _, mr := range tx.MatchedRules() {
 			if mr.Rule().ID() == it.RuleID {
 				msg = mr.Message()

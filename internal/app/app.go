@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
 	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
@@ -77,6 +78,14 @@ func Run(ctx context.Context, opts Options) error {
 		defer pool.Close()
 	}
 
+	// One token verifier and one revocation list per process, shared by the gRPC services
+	// and the gateway; the list is loaded before anything serves.
+	tokens := authn.NewTokens(cfg.JWTSecret, cfg.Auth.AccessTTL, cfg.Auth.RefreshTTL)
+	rev := authn.NewRevocations(pool, log)
+	if err := rev.Start(ctx); err != nil {
+		return fmt.Errorf("revocation list: %w", err)
+	}
+
 	var addrs Addrs
 	var grpcSrv *grpcserver.Server
 	var grpcLis net.Listener
@@ -94,10 +103,7 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("grpc listen: %w", err)
 		}
 		addrs.GRPC = grpcLis.Addr().String()
-		auth, perms, err := newAuthenticator(ctx, cfg, log, pool, dial)
-		if err != nil {
-			return err
-		}
+		auth, perms := newAuthenticator(cfg, tokens, rev, dial)
 		if grpcSrv, err = grpcserver.New(grpcserver.Options{Logger: log, Registry: registry,
 			Unary: []grpc.UnaryServerInterceptor{auth.Unary}, Stream: []grpc.StreamServerInterceptor{auth.Stream}}); err != nil {
 			return err
@@ -155,7 +161,8 @@ func Run(ctx context.Context, opts Options) error {
 			}
 		}
 		gw, err := gateway.New(ctx, gateway.Options{Logger: log, Registry: registry, Backends: backends,
-			EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes})
+			EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
+			Authenticate: newEdgeAuth(cfg, tokens, rev, dial).Middleware, Metadata: gateway.IdentityMetadata})
 		if err != nil {
 			return err
 		}
@@ -227,19 +234,33 @@ func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger, sel
 	return pool, nil
 }
 
-// newAuthenticator builds the process's token verification: the shared secret, the
-// revocation list (loaded before serving, then followed), and permission checks through the
+// newAuthenticator builds the services' authentication: permission checks go through the
 // tenant service (replaced by a direct read when the tenant service runs here).
-func newAuthenticator(ctx context.Context, cfg *config.Config, log *slog.Logger, pool *pgxpool.Pool,
-	dial func(string) (*grpc.ClientConn, error)) (*authn.Authenticator, *authn.CachedPermissions, error) {
-	rev := authn.NewRevocations(pool, log)
-	if err := rev.Start(ctx); err != nil {
-		return nil, nil, fmt.Errorf("revocation list: %w", err)
-	}
+func newAuthenticator(cfg *config.Config, tokens *authn.Tokens, rev *authn.Revocations,
+	dial func(string) (*grpc.ClientConn, error)) (*authn.Authenticator, *authn.CachedPermissions) {
 	perms := &authn.CachedPermissions{TTL: cfg.Auth.PermissionCacheTTL,
 		Source: &authn.RemotePermissions{Conn: func() (*grpc.ClientConn, error) { return dial("tenant") }}}
-	return &authn.Authenticator{Tokens: authn.NewTokens(cfg.JWTSecret, cfg.Auth.AccessTTL, cfg.Auth.RefreshTTL),
-		Revocations: rev, Permissions: perms, DefaultEnv: cfg.Auth.Environment}, perms, nil
+	return &authn.Authenticator{Tokens: tokens, Revocations: rev, Permissions: perms, DefaultEnv: cfg.Auth.Environment}, perms
+}
+
+// newEdgeAuth builds the gateway's authentication: local token checks, administrator paths
+// through the system service with the caller's token.
+func newEdgeAuth(cfg *config.Config, tokens *authn.Tokens, rev *authn.Revocations,
+	dial func(string) (*grpc.ClientConn, error)) *gateway.EdgeAuth {
+	public := cfg.Auth.PublicRoutes
+	if public == nil {
+		public = gateway.DefaultPublicRoutes
+	}
+	return &gateway.EdgeAuth{Tokens: tokens, Revocations: rev, Public: public,
+		AdminCheck: func(ctx context.Context, id *authn.Identity, method, path string) (bool, error) {
+			conn, err := dial("system")
+			if err != nil {
+				return false, err
+			}
+			resp, err := systemv1.NewSystemServiceClient(conn).CheckAdminPermission(authn.Outgoing(ctx),
+				&systemv1.CheckAdminPermissionRequest{UserId: id.UserID, TenantId: id.TenantID, Method: method, Path: path})
+			return resp.GetAllowed(), err
+		}}
 }
 
 // connCache shares one client connection per backend address.

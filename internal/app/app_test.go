@@ -210,7 +210,7 @@ func TestResolveTargets(t *testing.T) {
 		t.Fatalf("dependencies after dependents: %v", order)
 	}
 	order, err = app.Resolve("gateway", services)
-	if err != nil || len(order) != 1 || order[0] != "gateway" {
+	if err != nil || len(order) != 2 || order[0] != "database" || order[1] != "gateway" {
 		t.Fatalf("gateway alone: %v %v", order, err)
 	}
 	if _, err := app.Resolve("tenant,nope", services); err == nil || !strings.Contains(err.Error(), `"nope"`) {

@@ -20,7 +20,7 @@ func dependencies(services []string) map[string][]string {
 	deps := map[string][]string{
 		ModuleDatabase:   nil,
 		ModuleGRPCServer: nil,
-		TargetGateway:    nil,
+		TargetGateway:    {ModuleDatabase}, // the revocation list lives in PostgreSQL
 		TargetAll:        {TargetGateway},
 	}
 	for _, s := range services {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,6 +31,9 @@ type AuthConfig struct {
 	DefaultTenantCode string
 	// PermissionCacheTTL bounds how long a role change takes to reach permission checks.
 	PermissionCacheTTL time.Duration
+	// PublicRoutes are the "METHOD /path" routes the gateway lets through without a token
+	// (nil: the gateway's defaults).
+	PublicRoutes []string
 }
 
 // loadAuth reads the authentication variables, appending a message naming the variable to
@@ -71,6 +75,17 @@ func loadAuth(getenv func(string) string, errs *[]string) AuthConfig {
 		CaptchaTTL:           dur("SHOPMIND_CAPTCHA_TTL", 5*time.Minute),
 		DefaultTenantCode:    getenv("SHOPMIND_DEFAULT_TENANT_CODE"),
 		PermissionCacheTTL:   dur("SHOPMIND_PERMISSION_CACHE_TTL", 30*time.Second),
+	}
+	if v := getenv("SHOPMIND_AUTH_PUBLIC_ROUTES"); v != "" {
+		for _, r := range strings.Split(v, ",") {
+			r = strings.TrimSpace(r)
+			m, p, ok := strings.Cut(r, " ")
+			if !ok || !slices.Contains([]string{"GET", "POST", "PUT", "DELETE", "PATCH"}, m) || !strings.HasPrefix(p, "/") {
+				*errs = append(*errs, fmt.Sprintf("SHOPMIND_AUTH_PUBLIC_ROUTES: %q is not \"METHOD /path\"", r))
+				continue
+			}
+			a.PublicRoutes = append(a.PublicRoutes, r)
+		}
 	}
 	if a.Environment == "" {
 		a.Environment = "dev"

@@ -80,10 +80,7 @@ func caller(ctx context.Context) (*authn.Identity, error) {
 // `always` applies to the tenant path only).
 func loginPath(ctx context.Context) bool {
 	md, _ := metadata.FromIncomingContext(ctx)
-	for _, p := range md.Get("x-http-path") {
-		return p != "/api/v1/auth/login"
-	}
-	if v := md.Get("grpcgateway-http-path"); len(v) > 0 {
+	if v := md.Get("x-http-path"); len(v) > 0 { // set by the gateway
 		return v[0] != "/api/v1/auth/login"
 	}
 	return true

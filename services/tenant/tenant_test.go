@@ -484,3 +484,26 @@ func TestInternalAuthServiceAndSystem(t *testing.T) {
 		t.Fatal("second invalidation reported true")
 	}
 }
+
+// The edge rejects what the backends would: no token, another environment's token, and
+// administrator paths for non-administrators.
+func TestEdgeAuthentication(t *testing.T) {
+	s := stack.Start(t)
+	admin := s.Admin(t).Access
+	analyst := s.Login(t, "demo", "analyst", "analyst123").Access
+	expect(t, s, "GET", "/tenant/api/v1/tenant/users", "", "", 401, "missing bearer token")
+	expect(t, s, "GET", "/local/tenant/api/v1/tenant/users", "", admin, 401, "invalid or expired token")
+	expect(t, s, "GET", "/test/tenant/api/v1/tenant/auth/info", "", admin, 401, "")
+	r := s.Do(t, "GET", "/tenant/api/v1/tenant/auth/info", "", "Authorization", "Bearer "+admin, "X-Env", "local")
+	if r.Status != 401 {
+		t.Fatalf("dev token with X-Env local: %d %s", r.Status, r.Body)
+	}
+	// A token issued in local works in local only.
+	localEnv := expect(t, s, "POST", "/local/tenant/api/v1/tenant/auth/login", login("demo", "admin", stack.AdminPassword), "", 0, "access_token")
+	local, _ := tokens(t, localEnv)
+	expect(t, s, "GET", "/local/tenant/api/v1/tenant/auth/info", "", local, 0, "admin")
+	expect(t, s, "GET", "/tenant/api/v1/tenant/auth/info", "", local, 401, "")
+	// Administrator paths: the system service decides.
+	expect(t, s, "GET", "/tenant/api/v1/tenant/users-m", "", analyst, 403, "administrators only")
+	expect(t, s, "GET", "/tenant/api/v1/tenant/users-m", "", admin, 404, "no route")
+}

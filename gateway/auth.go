@@ -1,0 +1,122 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
+)
+
+// DefaultPublicRoutes are the routes the edge lets through without a token: login, captcha,
+// refresh, health and the extension's version check. SHOPMIND_AUTH_PUBLIC_ROUTES replaces
+// the list. Backends still enforce their own access rules.
+var DefaultPublicRoutes = []string{
+	"POST /api/v1/tenant/auth/login", "POST /api/v1/auth/login",
+	"GET /api/v1/tenant/auth/captcha",
+	"POST /api/v1/tenant/auth/refresh", "POST /api/v1/auth/refresh",
+	"GET /api/v1/health/health", "GET /api/v1/nl2sql/health", "GET /api/v1/data/crx/ver",
+}
+
+// AdminCheck asks the system service whether the caller may use an administrator path.
+type AdminCheck func(ctx context.Context, id *authn.Identity, method, path string) (bool, error)
+
+// EdgeAuth authenticates at the edge: the bearer token is verified locally (signature,
+// expiry, audience = the request's environment) and checked against the revocation list,
+// with no per-request call; administrator paths ("-m") are checked through the system
+// service. The verified identity goes to backends as x-user-id, x-tenant-id, x-username,
+// x-is-admin and x-role-ids metadata, next to the token (backends verify it again).
+type EdgeAuth struct {
+	Tokens      *authn.Tokens
+	Revocations *authn.Revocations
+	// Public lists "METHOD /path" routes (a segment "*" matches any one segment).
+	Public     []string
+	AdminCheck AdminCheck
+}
+
+func (e *EdgeAuth) public(method, path string) bool {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for _, route := range e.Public {
+		m, p, ok := strings.Cut(route, " ")
+		if !ok || m != method {
+			continue
+		}
+		want := strings.Split(strings.Trim(p, "/"), "/")
+		if len(want) != len(segs) {
+			continue
+		}
+		match := true
+		for i := range want {
+			if want[i] != "*" && want[i] != segs[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// Middleware is the Options.Authenticate hook.
+func (e *EdgeAuth) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e.public(r.Method, r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		raw := authn.BearerToken(r.Header.Values("Authorization"))
+		if raw == "" {
+			WriteError(w, r, apperr.KindUnauthenticated, "missing bearer token")
+			return
+		}
+		claims, err := e.Tokens.Verify(raw, EnvironmentFrom(r.Context()), authn.TypeAccess)
+		if err != nil {
+			WriteError(w, r, apperr.KindUnauthenticated, "invalid or expired token")
+			return
+		}
+		if e.Revocations.Revoked(claims.ID, claims.Family) {
+			WriteError(w, r, apperr.KindUnauthenticated, "token has been revoked")
+			return
+		}
+		id := claims.Identity(raw)
+		ctx := authn.WithIdentity(r.Context(), id)
+		SetAccessIdentity(ctx, id.TenantID, id.UserID)
+		if authn.IsAdminPath(r.URL.Path) {
+			allowed, err := e.AdminCheck(ctx, id, r.Method, r.URL.Path)
+			if err != nil {
+				WriteErr(w, r, err)
+				return
+			}
+			if !allowed {
+				WriteError(w, r, apperr.KindForbidden, "administrator path: administrators only")
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// IdentityMetadata is the Options.Metadata hook: the verified identity and the backend path.
+func IdentityMetadata(r *http.Request) metadata.MD {
+	md := metadata.Pairs("x-http-path", r.URL.Path)
+	id := authn.FromContext(r.Context())
+	if id == nil {
+		return md
+	}
+	roles := make([]string, len(id.RoleIDs))
+	for i, rid := range id.RoleIDs {
+		roles[i] = strconv.FormatInt(rid, 10)
+	}
+	md.Set("x-user-id", strconv.FormatInt(id.UserID, 10))
+	md.Set("x-tenant-id", strconv.FormatInt(id.TenantID, 10))
+	md.Set("x-username", id.Username)
+	md.Set("x-is-admin", strconv.FormatBool(id.IsAdmin))
+	md.Set("x-role-ids", strings.Join(roles, ","))
+	return md
+}
