@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
 	"github.com/shopmind/shopmind/gateway"
+	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/grpcserver"
