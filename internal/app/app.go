@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -24,6 +25,7 @@ import (
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/discovery"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
@@ -91,13 +93,30 @@ func Run(ctx context.Context, opts Options) error {
 	var grpcLis net.Listener
 	conns := &connCache{conns: map[string]*grpc.ClientConn{}}
 	defer conns.closeAll()
-	dial := func(target string) (*grpc.ClientConn, error) {
-		addr := cfg.AddrOf(target)
-		if grpcLis != nil && addr == cfg.GRPCAddr {
+	var etcd *clientv3.Client
+	if cfg.Discovery.Enabled() {
+		if etcd, err = discovery.NewClient(cfg.Discovery); err != nil {
+			return fmt.Errorf("etcd: %w", err)
+		}
+		defer etcd.Close() // deferred before the registrations' Close, so it runs after them
+	}
+	// dialEnv connects to a target of an environment: our own listener for targets this
+	// process hosts, etcd round robin when discovery is on, static addresses otherwise.
+	dialEnv := func(env, target string) (*grpc.ClientConn, error) {
+		if etcd != nil && !has(target) {
+			dcfg := cfg.Discovery
+			dcfg.Env = env
+			return conns.getWith("etcd:"+env+":"+target, func() (*grpc.ClientConn, error) {
+				return discovery.Dial(ctx, dcfg, etcd, target, log)
+			})
+		}
+		addr := cfg.EnvAddrOf(env, target)
+		if grpcLis != nil && (addr == cfg.GRPCAddr || has(target) && env == config.DefaultEnvironment) {
 			addr = grpcLis.Addr().String() // in-process services: loopback to our own listener
 		}
 		return conns.get(addr)
 	}
+	dial := func(target string) (*grpc.ClientConn, error) { return dialEnv(config.DefaultEnvironment, target) }
 	if has(ModuleGRPCServer) {
 		if grpcLis, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
 			return fmt.Errorf("grpc listen: %w", err)
@@ -143,17 +162,11 @@ func Run(ctx context.Context, opts Options) error {
 			if env == config.DefaultEnvironment {
 				continue
 			}
-			envConns := &connCache{conns: map[string]*grpc.ClientConn{}}
-			defer envConns.closeAll()
 			for _, s := range opts.Services {
 				if s.Gateway == nil {
 					continue
 				}
-				addr := cfg.EnvAddrOf(env, s.Name)
-				if grpcLis != nil && addr == cfg.GRPCAddr {
-					addr = grpcLis.Addr().String()
-				}
-				conn, err := envConns.get(addr)
+				conn, err := dialEnv(env, s.Name)
 				if err != nil {
 					return err
 				}
@@ -174,6 +187,27 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("http listen: %w", err)
 		}
 		addrs.HTTP = httpLis.Addr().String()
+	}
+
+	// Announce the hosted services in etcd once the listener is bound.
+	var regs []*discovery.Registration
+	defer func() { // failure paths; the normal path closes them first thing at shutdown
+		for _, reg := range regs {
+			_ = reg.Close(context.Background())
+		}
+	}()
+	if etcd != nil && grpcLis != nil {
+		adv, err := cfg.Discovery.Advertise(grpcLis.Addr().String())
+		if err != nil {
+			return err
+		}
+		for _, s := range selected {
+			reg, err := discovery.Register(ctx, cfg.Discovery, etcd, s.Name, adv, log)
+			if err != nil {
+				return fmt.Errorf("register %s in etcd: %w", s.Name, err)
+			}
+			regs = append(regs, reg)
+		}
 	}
 
 	errc := make(chan error, 2)
@@ -201,6 +235,11 @@ func Run(ctx context.Context, opts Options) error {
 	// Graceful shutdown: stop accepting, let in-flight requests finish, bounded in time.
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
+	for _, reg := range regs { // callers stop picking this process while in-flight calls finish
+		if err := reg.Close(shutdownCtx); err != nil {
+			log.Warn("etcd deregistration", "error", err)
+		}
+	}
 	if httpSrv != nil {
 		if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 			log.Warn("http shutdown", "error", err)
@@ -270,16 +309,23 @@ type connCache struct {
 }
 
 func (c *connCache) get(addr string) (*grpc.ClientConn, error) {
+	return c.getWith(addr, func() (*grpc.ClientConn, error) {
+		return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	})
+}
+
+// getWith returns the connection cached under key, opening it once.
+func (c *connCache) getWith(key string, open func() (*grpc.ClientConn, error)) (*grpc.ClientConn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if conn, ok := c.conns[addr]; ok {
+	if conn, ok := c.conns[key]; ok {
 		return conn, nil
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := open()
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, fmt.Errorf("dial %s: %w", key, err)
 	}
-	c.conns[addr] = conn
+	c.conns[key] = conn
 	return conn, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopmind/shopmind/internal/discovery"
 )
 
 // Mode is the run mode: development tolerates missing secrets, production refuses them.
@@ -58,6 +60,8 @@ type Config struct {
 	Edge EdgeConfig
 	// WAF configures the web application firewall (waf.go).
 	WAF WAFConfig
+	// Discovery configures etcd service discovery; off without SHOPMIND_ETCD_ENDPOINTS.
+	Discovery discovery.Config
 }
 
 // placeholderSecrets are values that must never sign tokens in production.
@@ -158,6 +162,9 @@ func load(getenv func(string) string) (*Config, error) {
 	cfg.Auth = loadAuth(getenv, &errs)
 	cfg.Edge = loadEdge(getenv, &errs)
 	cfg.WAF = loadWAF(getenv, &errs)
+	var discoveryErrs []string
+	cfg.Discovery, discoveryErrs = discovery.ConfigFromEnv(getenv)
+	errs = append(errs, discoveryErrs...)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}

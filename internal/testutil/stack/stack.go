@@ -41,6 +41,8 @@ type Stack struct {
 	DB *pgtest.Database
 	// HTTP is a client with a timeout.
 	HTTP *http.Client
+	// GRPCAddr is the gRPC listener's address (empty without one).
+	GRPCAddr string
 
 	stop func()
 }
@@ -62,6 +64,13 @@ func Start(t testing.TB, opts ...Option) *Stack {
 
 // StartOn runs the platform on an existing test database (for example to restart it).
 func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
+	t.Helper()
+	return StartTargets(t, db, app.TargetAll, opts...)
+}
+
+// StartTargets runs the given targets (a --target list) on an existing test database.
+// BaseURL is empty without the gateway, Conn nil without a gRPC server.
+func StartTargets(t testing.TB, db *pgtest.Database, targets string, opts ...Option) *Stack {
 	t.Helper()
 	defs := services.All()
 	cfg, err := config.FromMap(map[string]string{
@@ -87,7 +96,7 @@ func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
 	done := make(chan error, 1)
 	go func() {
 		done <- app.Run(ctx, app.Options{Config: cfg, Logger: slog.New(slog.NewJSONHandler(logOut, nil)),
-			Targets: app.TargetAll, Services: defs, OnReady: func(a app.Addrs) { ready <- a }})
+			Targets: targets, Services: defs, OnReady: func(a app.Addrs) { ready <- a }})
 	}()
 	var addrs app.Addrs
 	select {
@@ -99,15 +108,24 @@ func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
 		cancel()
 		t.Fatal("stack: platform not ready after 30s")
 	}
-	conn, err := grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
+	st := &Stack{DB: db, HTTP: &http.Client{Timeout: 30 * time.Second}, GRPCAddr: addrs.GRPC}
+	if addrs.HTTP != "" {
+		st.BaseURL = "http://" + addrs.HTTP
 	}
-	st := &Stack{BaseURL: "http://" + addrs.HTTP, Conn: conn, DB: db, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	var conn *grpc.ClientConn
+	if addrs.GRPC != "" {
+		var err error
+		if conn, err = grpc.NewClient(addrs.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+			t.Fatal(err)
+		}
+		st.Conn = conn
+	}
 	var once sync.Once
 	st.stop = func() {
 		once.Do(func() {
-			_ = conn.Close()
+			if conn != nil {
+				_ = conn.Close()
+			}
 			cancel()
 			select {
 			case err := <-done:
