@@ -60,6 +60,8 @@ type Config struct {
 	Edge EdgeConfig
 	// WAF configures the web application firewall (waf.go).
 	WAF WAFConfig
+	// Analytics configures the analytical store (analytics.go).
+	Analytics AnalyticsConfig
 	// Discovery configures etcd service discovery; off without SHOPMIND_ETCD_ENDPOINTS.
 	Discovery discovery.Config
 }
@@ -162,6 +164,7 @@ func load(getenv func(string) string) (*Config, error) {
 	cfg.Auth = loadAuth(getenv, &errs)
 	cfg.Edge = loadEdge(getenv, &errs)
 	cfg.WAF = loadWAF(getenv, &errs)
+	cfg.Analytics = loadAnalytics(getenv, &errs)
 	var discoveryErrs []string
 	cfg.Discovery, discoveryErrs = discovery.ConfigFromEnv(getenv)
 	errs = append(errs, discoveryErrs...)
