@@ -16,7 +16,8 @@ var corsAllowedHeaders = []string{"Authorization", "Content-Type", "Accept", "Ac
 	"X-Request-Id", EnvHeader, "X-Requested-With"}
 
 // corsExposedHeaders are the response headers browser scripts may read.
-var corsExposedHeaders = []string{"X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
+var corsExposedHeaders = []string{"X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
+	ConversationIDHeader}
 
 // newCORS answers preflights itself (before the WAF, the rate limit and authentication) and
 // adds the CORS headers to allowed origins' requests. Origins are matched by

@@ -61,6 +61,9 @@ type Options struct {
 	Authenticate func(http.Handler) http.Handler
 	// Metadata adds gRPC metadata to every call to a backend (nil: none). It cannot set x-env.
 	Metadata func(*http.Request) metadata.MD
+	// SSEKeepAlive is the interval of keep-alive comments on idle chat event streams
+	// (0: DefaultSSEKeepAlive). See sse.go.
+	SSEKeepAlive time.Duration
 }
 
 // forwardedHeaders are the only client headers passed to backends as gRPC metadata
@@ -118,6 +121,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			if err := b.Register(ctx, e.mux, b.Conn); err != nil {
 				return nil, fmt.Errorf("environment %s, %s routes: %w", name, b.Target, err)
 			}
+		}
+		if err := g.registerChatStreams(e); err != nil { // the SSE bridge (sse.go)
+			return nil, fmt.Errorf("environment %s, chat streams: %w", name, err)
 		}
 		g.envs[name] = e
 		g.envOrder = append(g.envOrder, name)

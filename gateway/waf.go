@@ -4,21 +4,29 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
 	"github.com/corazawaf/coraza/v3"
 	"github.com/corazawaf/coraza/v3/experimental/plugins"
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 	"github.com/corazawaf/coraza/v3/types"
+	"github.com/corazawaf/libinjection-go"
 	"github.com/tidwall/gjson"
+	"rsc.io/binaryregexp"
 
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
@@ -41,8 +49,8 @@ import (
 //     are not, since no CRS rule can find an injection in a JSON number token and the
 //     backends decode them into typed fields. A body that is not valid JSON is inspected
 //     whole, as one argument, and handed on (the backend answers 400).
-//   - @rx literal pre-filtering (SecRxPreFilter) is on, except for the rules where the corpus
-//     showed Coraza's experimental pre-filter to miss a match (rxPreFilterOff).
+//   - The detection operators remember their outcome per value and skip @rx patterns whose
+//     required literals are absent (memoRx below).
 //   - No audit log, no debug log.
 
 // wafGroups are the CRS request rule files loaded, in CRS order.
@@ -59,11 +67,6 @@ var wafGroups = []string{
 	"REQUEST-942-APPLICATION-ATTACK-SQLI",
 }
 
-// rxPreFilterOff are the CRS rules whose @rx pattern Coraza's pre-filter handles wrongly (the
-// regression corpus has a payload the rule matches without the pre-filter and misses with
-// it): they are loaded again without it.
-var rxPreFilterOff = []int{932311, 942220}
-
 // wafExclusions are the narrow rule exclusions for legitimate ShopMind JSON (WAF.md lists
 // them with their reasons). Each removes one rule from one argument, never a whole rule.
 var wafExclusions = []string{}
@@ -73,6 +76,9 @@ type wafProfile int
 const (
 	// profileShopMind is the gateway's WAF.
 	profileShopMind wafProfile = iota
+	// profileCorazaOperators is profileShopMind with Coraza's own detection operators (no
+	// cache, no pre-filter): the reference of TestWAFOperatorsMatchCoraza.
+	profileCorazaOperators
 	// profileStock is Coraza's recommended configuration with the whole CRS, blocking: the
 	// baseline of the benchmarks and of the corpus comparison.
 	profileStock
@@ -104,7 +110,6 @@ func wafDirectives(cfg config.WAFConfig, profile wafProfile) (string, error) {
 		return b.String(), nil
 	}
 	fmt.Fprintf(&b, `SecRuleEngine On
-SecRxPreFilter On
 SecRequestBodyAccess On
 SecRequestBodyLimit %[1]d
 SecRequestBodyInMemoryLimit %[1]d
@@ -125,65 +130,13 @@ SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HE
 	for _, g := range wafGroups {
 		fmt.Fprintf(&b, "Include @owasp_crs/%s.conf\n", g)
 	}
-	// Rules re-added without the pre-filter: after their file's end marker, so only those
-	// active at the configured level are added.
-	b.WriteString("SecRxPreFilter Off\n")
-	for _, id := range rxPreFilterOff {
-		text, level, err := crsRuleText(id)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, "SecRuleRemoveById %d\n", id)
-		if level <= pl {
-			b.WriteString(text + "\n")
-		}
-	}
-	b.WriteString("SecRxPreFilter On\n")
+	// 999 holds load-time target updates of the rules above (common third-party cookies).
+	b.WriteString("Include @owasp_crs/REQUEST-999-COMMON-EXCEPTIONS-AFTER.conf\n")
 	for _, e := range wafExclusions {
 		b.WriteString(e + "\n")
 	}
 	b.WriteString("Include @owasp_crs/REQUEST-949-BLOCKING-EVALUATION.conf\n")
-	b.WriteString("Include @owasp_crs/REQUEST-999-COMMON-EXCEPTIONS-AFTER.conf\n")
 	return b.String(), nil
-}
-
-var crsRuleStart = regexp.MustCompile(`(?m)^SecRule `)
-
-// crsRuleText returns the text of one CRS rule (with its chained rules) and its paranoia
-// level, read from the embedded rule files.
-func crsRuleText(id int) (string, int, error) {
-	group := id / 1000
-	matches, err := fs.Glob(coreruleset.FS, fmt.Sprintf("@owasp_crs/REQUEST-%d-*.conf", group))
-	if err != nil || len(matches) != 1 {
-		return "", 0, fmt.Errorf("waf: no CRS file for rule %d", id)
-	}
-	data, err := fs.ReadFile(coreruleset.FS, matches[0])
-	if err != nil {
-		return "", 0, err
-	}
-	text := string(data)
-	marker := fmt.Sprintf("\"id:%d,", id)
-	at := strings.Index(text, marker)
-	if at < 0 {
-		return "", 0, fmt.Errorf("waf: rule %d not found in %s", id, matches[0])
-	}
-	start := strings.LastIndex(text[:at], "\nSecRule ") + 1
-	end := len(text)
-	if loc := crsRuleStart.FindStringIndex(text[at:]); loc != nil {
-		end = at + loc[0]
-	}
-	var rule []string
-	for _, line := range strings.Split(text[start:end], "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "#") || strings.TrimSpace(line) == "" {
-			continue
-		}
-		rule = append(rule, line)
-	}
-	level := 1
-	if i := strings.Index(text[start:end], "paranoia-level/"); i >= 0 {
-		level, _ = strconv.Atoi(text[start+i+len("paranoia-level/") : start+i+len("paranoia-level/")+1])
-	}
-	return strings.Join(rule, "\n"), level, nil
 }
 
 func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, error) {
@@ -191,7 +144,11 @@ func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, error) 
 	if err != nil {
 		return nil, err
 	}
-	return coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(coreruleset.FS).WithDirectives(directives))
+	root := fs.FS(crsFS{})
+	if profile != profileShopMind {
+		root = coreruleset.FS
+	}
+	return coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
 }
 
 // NewWAF returns the WAF middleware: each request's line, headers and body are inspected by
@@ -259,7 +216,12 @@ var errBodyTooLarge = errors.New("request body too large to inspect")
 // inspect runs the request phases of the rules. The body, when there is one, is read (up
 // to the limit) and put back for next.
 func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict {
-	tx := m.waf.NewTransactionWithID(logging.RequestID(r.Context()))
+	var tx types.Transaction
+	if id := logging.RequestID(r.Context()); id != "" {
+		tx = m.waf.NewTransactionWithID(id)
+	} else {
+		tx = m.waf.NewTransaction()
+	}
 	defer func() {
 		if m.observe != nil {
 			ids := make([]int, 0, 8)
@@ -280,7 +242,7 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	if uri == "" {
 		uri = r.URL.RequestURI()
 	}
-	tx.ProcessURI(uri, r.Method, r.Proto)
+	tx.ProcessURI(withoutTypedQuery(uri), r.Method, r.Proto)
 	addPathArguments(tx, r.URL.Path)
 	for k, vs := range r.Header {
 		for _, v := range vs {
@@ -338,6 +300,61 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 		return m.verdict(r, tx, it)
 	}
 	return verdict{}
+}
+
+// withoutTypedQuery drops from the request target the query pairs that are typed integers
+// of the contract: a plain name ([A-Za-z_][A-Za-z0-9_]*, at most 64) with a value of one to
+// nine ASCII digits (page_num=2, page_size=20, limit=50, user_id=7). No rule of the six
+// classes can match such a pair (the only digit-only patterns, 942220's overflow constants,
+// have ten or more digits), and the backends parse them as integers; leaving them out saves
+// a pass of every argument rule per pair. Everything else is kept as sent.
+func withoutTypedQuery(uri string) string {
+	path, query, ok := strings.Cut(uri, "?")
+	if !ok || query == "" || strings.IndexByte(query, '#') >= 0 {
+		return uri
+	}
+	var kept []string
+	dropped := false
+	for pair := range strings.SplitSeq(query, "&") {
+		name, value, _ := strings.Cut(pair, "=")
+		if typedQueryName(name) && typedQueryValue(value) {
+			dropped = true
+			continue
+		}
+		kept = append(kept, pair)
+	}
+	if !dropped {
+		return uri
+	}
+	if len(kept) == 0 {
+		return path
+	}
+	return path + "?" + strings.Join(kept, "&")
+}
+
+func typedQueryName(s string) bool {
+	if s == "" || len(s) > 64 || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func typedQueryValue(s string) bool {
+	if s == "" || len(s) > 9 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // addPathArguments makes the path segments that carry more than a plain name (letters,
@@ -511,4 +528,420 @@ func jsonDeeperThan(s string, limit int) bool {
 		}
 	}
 	return false
+}
+
+// The CRS detection operators (@rx, @detectSQLi, @detectXSS) are the bulk of the WAF's
+// cost: Go's regexp runs each of ~100 large patterns over every header, argument name and
+// value. ShopMind's rules use equivalent operators (the rule files are rewritten as they are
+// read, see crsFS) that add two things and change no verdict:
+//
+//   - a result cache: the operators are pure functions of the (transformed) input, so the
+//     outcome of an operator on a value, captures included, is remembered (values up to
+//     wafMemoMaxValue bytes, a bounded two-generation cache). Most of what a request carries
+//     repeats across requests: header values of the same clients (User-Agent, Accept...),
+//     argument names (json.username), enum-like values, paths.
+//   - a literal pre-filter for @rx (rxRequired): when every match of a pattern must contain
+//     one of a few literals, an input containing none of them is not run through the regexp.
+//     It is computed from the parsed pattern and is sound by construction (case folding
+//     included); TestWAFOperatorsMatchCoraza checks it and the cache against Coraza's own
+//     operators on the whole regression corpus.
+
+const (
+	opRx          = "shopmindRx"
+	opDetectSQLi  = "shopmindDetectSQLi"
+	opDetectXSS   = "shopmindDetectXSS"
+	wafMemoShards = 32
+	// wafMemoShardSize bounds each generation of a shard: at most
+	// 2 x wafMemoShards x wafMemoShardSize remembered outcomes (about 10 MB at worst).
+	wafMemoShardSize = 1024
+	wafMemoMaxValue  = 256
+)
+
+// wafMemoEnabled switches the result cache (tests and benchmarks measure both ways).
+var wafMemoEnabled = true
+
+func init() {
+	plugins.RegisterOperator(opRx, newMemoRx)
+	plugins.RegisterOperator(opDetectSQLi, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+		return &memoInjection{id: memoOpID(), sqli: true}, nil
+	})
+	plugins.RegisterOperator(opDetectXSS, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+		return &memoInjection{id: memoOpID()}, nil
+	})
+}
+
+// crsFS serves the embedded CRS with the detection operators renamed to ShopMind's.
+type crsFS struct{}
+
+func (crsFS) Open(name string) (fs.File, error) { return coreruleset.FS.Open(name) }
+
+func (crsFS) ReadFile(name string) ([]byte, error) {
+	data, err := fs.ReadFile(coreruleset.FS, name)
+	if err != nil || !strings.HasSuffix(name, ".conf") {
+		return data, err
+	}
+	return []byte(rewriteOperators(string(data))), nil
+}
+
+var operatorRewriter = strings.NewReplacer(
+	`"@rx `, `"@`+opRx+` `, `"!@rx `, `"!@`+opRx+` `,
+	`"@detectSQLi"`, `"@`+opDetectSQLi+`"`, `"@detectXSS"`, `"@`+opDetectXSS+`"`,
+)
+
+func rewriteOperators(rules string) string { return operatorRewriter.Replace(rules) }
+
+// The cache: outcome of operator id on value.
+type memoKey struct {
+	op    uint32
+	value string
+}
+
+type memoEntry struct {
+	match bool
+	// caps are the captures of a match (nil: not captured yet).
+	caps []string
+}
+
+type memoShard struct {
+	mu       sync.RWMutex
+	cur, old map[memoKey]memoEntry
+}
+
+var (
+	memoShards [wafMemoShards]memoShard
+	memoSeed   = maphash.MakeSeed()
+	memoNextID atomic.Uint32
+)
+
+func memoOpID() uint32 { return memoNextID.Add(1) }
+
+func memoShardOf(op uint32, value string) *memoShard {
+	h := maphash.String(memoSeed, value) ^ uint64(op)*0x9e3779b97f4a7c15
+	return &memoShards[h%wafMemoShards]
+}
+
+func memoGet(op uint32, value string) (memoEntry, bool) {
+	if !wafMemoEnabled || len(value) > wafMemoMaxValue {
+		return memoEntry{}, false
+	}
+	s := memoShardOf(op, value)
+	k := memoKey{op, value}
+	s.mu.RLock()
+	e, ok := s.cur[k]
+	if !ok {
+		e, ok = s.old[k]
+	}
+	s.mu.RUnlock()
+	return e, ok
+}
+
+func memoPut(op uint32, value string, e memoEntry) {
+	if !wafMemoEnabled || len(value) > wafMemoMaxValue {
+		return
+	}
+	s := memoShardOf(op, value)
+	k := memoKey{op, strings.Clone(value)}
+	s.mu.Lock()
+	if s.cur == nil || len(s.cur) >= wafMemoShardSize {
+		s.old, s.cur = s.cur, make(map[memoKey]memoEntry, wafMemoShardSize)
+	}
+	s.cur[k] = e
+	s.mu.Unlock()
+}
+
+// memoRx is @rx with the cache and the literal pre-filter. Its matching is Coraza's: the
+// pattern runs in (?sm) mode, patterns that match bytes which are not UTF-8 use
+// rsc.io/binaryregexp, and a capturing rule gets up to 9 captures.
+type memoRx struct {
+	id     uint32
+	re     *regexp.Regexp
+	bin    *binaryregexp.Regexp
+	needle []string // one of these (lowercase) is in every match; nil: no pre-filter
+}
+
+func newMemoRx(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+	op := &memoRx{id: memoOpID()}
+	data := "(?sm)" + o.Arguments
+	if matchesArbitraryBytes(data) {
+		re, err := binaryregexp.Compile(o.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		op.bin = re
+		return op, nil
+	}
+	re, err := regexp.Compile(data)
+	if err != nil {
+		return nil, err
+	}
+	op.re = re
+	if parsed, err := syntax.Parse(data, syntax.Perl); err == nil {
+		if lits, ok := rxRequired(parsed.Simplify()); ok {
+			op.needle = lits
+		}
+	}
+	return op, nil
+}
+
+func (o *memoRx) Evaluate(tx plugintypes.TransactionState, value string) bool {
+	// The pre-filter first: it answers most inputs without touching the cache.
+	if o.needle != nil && !containsAnyFolded(value, o.needle) {
+		return false
+	}
+	capturing := tx.Capturing()
+	if e, ok := memoGet(o.id, value); ok && (!e.match || !capturing || e.caps != nil) {
+		if e.match && capturing {
+			for i, c := range e.caps {
+				tx.CaptureField(i, c)
+			}
+		}
+		return e.match
+	}
+	var caps []string
+	var match bool
+	switch {
+	case o.bin != nil && capturing:
+		m := o.bin.FindStringSubmatch(value)
+		match = m != nil
+		for i, c := range m {
+			if i == 9 {
+				break
+			}
+			caps = append(caps, c)
+		}
+	case o.bin != nil:
+		match = o.bin.MatchString(value)
+	case capturing:
+		m := o.re.FindStringSubmatchIndex(value)
+		match = m != nil
+		for i := 0; i < len(m)/2 && i < 9; i++ {
+			c := ""
+			if m[2*i] >= 0 {
+				c = value[m[2*i]:m[2*i+1]]
+			}
+			caps = append(caps, c)
+		}
+	default:
+		match = o.re.MatchString(value)
+	}
+	if match && capturing {
+		for i, c := range caps {
+			tx.CaptureField(i, c)
+		}
+		for i := range caps {
+			caps[i] = strings.Clone(caps[i])
+		}
+		if caps == nil {
+			caps = []string{}
+		}
+	}
+	memoPut(o.id, value, memoEntry{match: match, caps: caps})
+	return match
+}
+
+// memoInjection is @detectSQLi / @detectXSS (libinjection) with the cache.
+type memoInjection struct {
+	id   uint32
+	sqli bool
+}
+
+func (o *memoInjection) Evaluate(tx plugintypes.TransactionState, value string) bool {
+	if e, ok := memoGet(o.id, value); ok {
+		if e.match && len(e.caps) == 1 {
+			tx.CaptureField(0, e.caps[0])
+		}
+		return e.match
+	}
+	var e memoEntry
+	if o.sqli {
+		var fingerprint string
+		e.match, fingerprint = libinjection.IsSQLi(value)
+		if e.match {
+			tx.CaptureField(0, fingerprint)
+			e.caps = []string{strings.Clone(fingerprint)}
+		}
+	} else {
+		e.match = libinjection.IsXSS(value)
+	}
+	memoPut(o.id, value, e)
+	return e.match
+}
+
+// rxRequired returns literals (lowercase ASCII) one of which occurs in every match of re,
+// compared against the input with ASCII case folding (and the two non-ASCII runes that fold
+// to ASCII letters, U+017F and U+212A), so it holds whether or not the pattern folds case.
+func rxRequired(re *syntax.Regexp) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		var b strings.Builder
+		for _, r := range re.Rune {
+			if r >= utf8.RuneSelf {
+				return nil, false
+			}
+			b.WriteByte(byte(unicode.ToLower(r)))
+		}
+		if b.Len() == 0 {
+			return nil, false
+		}
+		return []string{b.String()}, true
+	case syntax.OpCapture, syntax.OpPlus:
+		return rxRequired(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return rxRequired(re.Sub[0])
+		}
+		return nil, false
+	case syntax.OpConcat:
+		var best []string
+		bestLen := 0
+		for _, sub := range re.Sub {
+			lits, ok := rxRequired(sub)
+			if !ok {
+				continue
+			}
+			shortest := len(lits[0])
+			for _, l := range lits {
+				shortest = min(shortest, len(l))
+			}
+			// Prefer longer literals, then fewer of them.
+			if best == nil || shortest > bestLen || shortest == bestLen && len(lits) < len(best) {
+				best, bestLen = lits, shortest
+			}
+		}
+		return best, best != nil
+	case syntax.OpAlternate:
+		var all []string
+		for _, sub := range re.Sub {
+			lits, ok := rxRequired(sub)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, lits...)
+			if len(all) > 24 {
+				return nil, false
+			}
+		}
+		slices.Sort(all)
+		return slices.Compact(all), len(all) > 0
+	}
+	return nil, false
+}
+
+// containsAnyFolded reports whether s contains one of the lowercase ASCII literals, ignoring
+// ASCII case (and reading U+017F as s and U+212A as k, as case folding does).
+func containsAnyFolded(s string, lits []string) bool {
+	if strings.Contains(s, "\u017f") || strings.Contains(s, "\u212a") {
+		folded := foldASCII(s)
+		for _, l := range lits {
+			if strings.Contains(folded, l) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, l := range lits {
+		if containsFoldASCII(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether s contains lit (lowercase ASCII) ignoring ASCII case,
+// without allocating: candidates are found with IndexByte for both cases of the first byte.
+func containsFoldASCII(s, lit string) bool {
+	c := lit[0]
+	upper := c
+	if c >= 'a' && c <= 'z' {
+		upper = c - 'a' + 'A'
+	}
+	for _, first := range [2]byte{c, upper} {
+		for off := 0; ; {
+			i := strings.IndexByte(s[off:], first)
+			if i < 0 {
+				break
+			}
+			i += off
+			if len(s)-i < len(lit) {
+				break
+			}
+			if equalFoldASCII(s[i+1:i+len(lit)], lit[1:]) {
+				return true
+			}
+			off = i + 1
+		}
+		if upper == c {
+			break
+		}
+	}
+	return false
+}
+
+func equalFoldASCII(s, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		b := s[i]
+		if b >= 'A' && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if b != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func foldASCII(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			b = append(b, byte(r)+'a'-'A')
+		case r == 0x17F:
+			b = append(b, 's')
+		case r == 0x212A:
+			b = append(b, 'k')
+		case r < utf8.RuneSelf:
+			b = append(b, byte(r))
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return string(b)
+}
+
+// matchesArbitraryBytes reports whether the pattern's \x escapes spell bytes that are not
+// UTF-8 (Coraza then matches with binaryregexp; the same decision is made here).
+func matchesArbitraryBytes(expr string) bool {
+	decoded := make([]byte, 0, len(expr))
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		if c != '\\' {
+			decoded = append(decoded, c)
+			continue
+		}
+		if i+3 >= len(expr) {
+			decoded = append(decoded, expr[i:]...)
+			break
+		}
+		if expr[i+1] != 'x' {
+			decoded = append(decoded, expr[i])
+			continue
+		}
+		sub := expr[i:]
+		advance := 3
+		if len(sub) >= 6 && sub[2] == '{' {
+			if end := strings.IndexByte(sub, '}'); end != -1 {
+				sub = `\x` + sub[3:end]
+				advance = end
+			}
+		}
+		v, multibyte, _, err := strconv.UnquoteChar(sub, 0)
+		if err != nil || multibyte {
+			decoded = append(decoded, expr[i])
+			continue
+		}
+		decoded = append(decoded, byte(v))
+		i += advance
+	}
+	return !utf8.Valid(decoded)
 }

@@ -17,3 +17,4 @@ if ! pg_ready; then
 fi
 pg_ready || { echo "PostgreSQL did not come up on 127.0.0.1:5432" >&2; exit 1; }
 echo "PostgreSQL ready on 127.0.0.1:5432" >&2
+"$(dirname "$0")/clickhouse.sh"

@@ -3,6 +3,7 @@
 //	shopmind serve [--target=all|gateway,tenant,system,analysis,basic,notify,chat,nl2sql,crx]
 //	shopmind targets
 //	shopmind devcert [--dir=.devcert]
+//	shopmind demo-data [--orders=N] [--tenant=CODE] [--seed=S] [--analytics-url=URL] [--replace]
 package main
 
 import (
@@ -34,6 +35,7 @@ func usage() string {
   shopmind targets                    list the targets
   shopmind devcert [--dir=DIR]        write a self-signed localhost certificate (default .devcert)
                                       for SHOPMIND_TLS_CERT_FILE / SHOPMIND_TLS_KEY_FILE
+  ` + demoDataUsage + `
 Configuration comes from SHOPMIND_* environment variables (see README).`
 }
 
@@ -76,6 +78,8 @@ func run(args []string) error {
 		}
 		fmt.Printf("SHOPMIND_TLS_CERT_FILE=%s\nSHOPMIND_TLS_KEY_FILE=%s\n", certFile, keyFile)
 		return nil
+	case "demo-data":
+		return runDemoData(args[1:])
 	case "help", "-h", "--help":
 		fmt.Println(usage())
 		return nil

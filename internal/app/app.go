@@ -103,10 +103,12 @@ func Run(ctx context.Context, opts Options) error {
 	// dialEnv connects to a target of an environment: our own listener for targets this
 	// process hosts, etcd round robin when discovery is on, static addresses otherwise.
 	dialEnv := func(env, target string) (*grpc.ClientConn, error) {
-		if etcd != nil && !has(target) {
+		if etcd != nil && (!has(target) || env != config.DefaultEnvironment) {
 			dcfg := cfg.Discovery
-			dcfg.Env = env
-			return conns.getWith("etcd:"+env+":"+target, func() (*grpc.ClientConn, error) {
+			if env != config.DefaultEnvironment {
+				dcfg.Env = env // another edge environment: its own key prefix
+			} // the default environment is this process's own, SHOPMIND_ETCD_ENV
+			return conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
 				return discovery.Dial(ctx, dcfg, etcd, target, log)
 			})
 		}
@@ -175,7 +177,8 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		gw, err := gateway.New(ctx, gateway.Options{Logger: log, Registry: registry, Backends: backends,
 			EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
-			Authenticate: newEdgeAuth(cfg, tokens, rev, dial).Middleware, Metadata: gateway.IdentityMetadata})
+			Authenticate: newEdgeAuth(cfg, tokens, rev, dial).Middleware, Metadata: gateway.IdentityMetadata,
+			SSEKeepAlive: cfg.Chat.SSEKeepAlive})
 		if err != nil {
 			return err
 		}

@@ -139,12 +139,11 @@ func TestNotImplementedRoutingAndPrefixes(t *testing.T) {
 		code               int
 		message            string
 	}{
-		{"GET", "/analysis/api/v1/analytics/metrics", "", 501, "not implemented: /shopmind.analysis.v1.MetricService/ListMetrics"},
-		{"POST", "/api/v1/anls/query/sql", `{"metric_ids":[1],"start_time":"2026-01-01T00:00:00Z","end_time":"2026-02-01T00:00:00Z"}`, 501, "QueryService/GenerateSql"},
+		{"GET", "/basic/api/v1/basic/goods", "", 501, "not implemented: /shopmind.basic.v1.BasicDataService/ListGoods"},
+		{"POST", "/api/v1/basic/goods/list", `{}`, 501, "GoodsService/QueryGoods"},
 		{"POST", "/notify/api/v1/notify/collect/list", `{}`, 501, "NotifyService/ListCollected"},
 		{"GET", "/api/v1/data/crx/ver", "", 501, "ExtensionService/GetVersion"},
 		{"GET", "/api/v1/auth/config", "", 501, "ExtensionService/GetAuthConfig"},
-		{"GET", "/api/v1/health/health", "", 501, "HealthService/Health"},
 		{"GET", "/api/v1/nl2sql/health", "", 501, "Nl2SqlService/Health"},
 		{"GET", "/tenant/api/v1/tenant/nothing", "", 404, "no route"},
 		{"GET", "/shop/api/v1/basic/goods", "", 404, "no route"},

@@ -62,6 +62,7 @@ type Config struct {
 	WAF WAFConfig
 	// Analytics configures the analytical store (analytics.go).
 	Analytics AnalyticsConfig
+	Chat      ChatConfig
 	// Discovery configures etcd service discovery; off without SHOPMIND_ETCD_ENDPOINTS.
 	Discovery discovery.Config
 }
@@ -165,6 +166,7 @@ func load(getenv func(string) string) (*Config, error) {
 	cfg.Edge = loadEdge(getenv, &errs)
 	cfg.WAF = loadWAF(getenv, &errs)
 	cfg.Analytics = loadAnalytics(getenv, &errs)
+	cfg.Chat = loadChat(getenv, &errs)
 	var discoveryErrs []string
 	cfg.Discovery, discoveryErrs = discovery.ConfigFromEnv(getenv)
 	errs = append(errs, discoveryErrs...)

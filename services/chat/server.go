@@ -1,33 +1,110 @@
-// Package chat is the chat service: streamed replies (v2 over SSE), v1 messages and
-// workflows, sessions and history, and its health endpoint.
+// Package chat is the chat service: streamed replies of the agents (v2, and the v1 single
+// agent), sessions and their history, and the health of the stores it depends on. The
+// gateway's SSE bridge (gateway/sse.go) serves the streams as server-sent events; CHAT.md
+// describes the endpoints, the event shapes and the configuration.
 //
-// Not built yet: every RPC of its contract is registered and answers an honest 501
-// "not implemented" until the issue that builds this service lands.
+// A message goes through: validation (400 before any stream), the conversation's turn (one
+// message of a conversation at a time), the user message stored, the history read (cached
+// per conversation, repaired), then a pipeline: the agent runs in its own goroutine with
+// its own deadline, its events are recorded and streamed through a buffered channel, and
+// the reply is stored when it ends, whether or not the caller is still there.
+//
+// Workflows (v1 StartWorkflow, GetWorkflow, StreamWorkflowEvents) belong to a later issue
+// and answer 501.
 package chat
 
 import (
 	"context"
+	"embed"
+	"errors"
+	"io/fs"
 
 	"google.golang.org/grpc"
 
 	"github.com/shopmind/shopmind/gateway"
 	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/services/chat/agent"
 )
 
-// Service describes the chat service to the binary.
-func Service() service.Def {
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+func migrations() *postgres.Migrations {
+	sub, _ := fs.Sub(migrationFiles, "migrations")
+	return &postgres.Migrations{Service: "chat", FS: sub}
+}
+
+// Options are what the binary plugs into the chat service.
+type Options struct {
+	// NewAgent builds the agent that answers messages.
+	NewAgent func(ctx context.Context, deps service.Deps) (agent.Agent, error)
+	// HealthCheckers are the stores the health endpoint checks after PostgreSQL (the vector
+	// store), in order; nil: PostgreSQL only.
+	HealthCheckers func(ctx context.Context, deps service.Deps) ([]HealthChecker, error)
+}
+
+// Service describes the chat service to the binary, with the production agent.
+func Service() service.Def { return ServiceWith(productionOptions()) }
+
+// ServiceWith describes the chat service with the given agent and checkers (tests use it
+// with their own agents).
+func ServiceWith(opts Options) service.Def {
 	return service.Def{
-		Name: "chat",
-		Register: func(_ context.Context, s grpc.ServiceRegistrar, _ service.Deps) error {
-			chatv2.RegisterChatServiceServer(s, chatv2.UnimplementedChatServiceServer{})
-			chatv1.RegisterChatServiceServer(s, chatv1.UnimplementedChatServiceServer{})
-			chatv1.RegisterSessionServiceServer(s, chatv1.UnimplementedSessionServiceServer{})
-			chatv1.RegisterHealthServiceServer(s, chatv1.UnimplementedHealthServiceServer{})
-			return nil
+		Name:       "chat",
+		Migrations: migrations(),
+		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
+			return register(ctx, s, deps, opts)
 		},
 		Gateway: gateway.Routes(chatv2.RegisterChatServiceHandler, chatv1.RegisterChatServiceHandler,
 			chatv1.RegisterSessionServiceHandler, chatv1.RegisterHealthServiceHandler),
 	}
+}
+
+func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, opts Options) error {
+	if opts.NewAgent == nil {
+		return errors.New("chat: no agent")
+	}
+	a, err := opts.NewAgent(ctx, deps)
+	if err != nil {
+		return err
+	}
+	checkers := []HealthChecker{postgresChecker{pool: deps.DB}}
+	if opts.HealthCheckers != nil {
+		more, err := opts.HealthCheckers(ctx, deps)
+		if err != nil {
+			return err
+		}
+		checkers = append(checkers, more...)
+	}
+	cfg := withDefaults(deps.Config.Chat)
+	st := &store{pool: deps.DB}
+	sess := newSessions(cfg.SessionIdleTimeout)
+	go sess.run(ctx, cfg.CleanupInterval, deps.Logger)
+	x := &exchanges{store: st, agent: a, sessions: sess, cfg: cfg, log: deps.Logger}
+	chatv2.RegisterChatServiceServer(s, &chatV2{x: x})
+	chatv1.RegisterChatServiceServer(s, &chatV1{x: x})
+	chatv1.RegisterSessionServiceServer(s, &sessionServer{store: st, sessions: sess})
+	chatv1.RegisterHealthServiceServer(s, &healthServer{checkers: checkers})
+	return nil
+}
+
+// withDefaults fills what a hand-built configuration (zero values) leaves out.
+func withDefaults(c config.ChatConfig) config.ChatConfig {
+	if c.HistoryMessages <= 0 {
+		c.HistoryMessages = config.DefaultChatHistoryMessages
+	}
+	if c.SessionIdleTimeout <= 0 {
+		c.SessionIdleTimeout = config.DefaultChatSessionIdleTimeout
+	}
+	if c.CleanupInterval <= 0 {
+		c.CleanupInterval = config.DefaultChatCleanupInterval
+	}
+	if c.PipelineTimeout <= 0 {
+		c.PipelineTimeout = config.DefaultChatPipelineTimeout
+	}
+	return c
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/services"
 )
@@ -68,11 +69,36 @@ func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
 	return StartTargets(t, db, app.TargetAll, opts...)
 }
 
+// StartWith runs the platform like Start, with the service definitions of replace taking
+// the place of the services of the same name (a test's own agent in the chat service, say).
+func StartWith(t testing.TB, replace []service.Def, opts ...Option) *Stack {
+	t.Helper()
+	defs := services.All()
+	for i, d := range defs {
+		for _, r := range replace {
+			if r.Name == d.Name {
+				defs[i] = r
+			}
+		}
+	}
+	sets := []postgres.Migrations{authn.Migrations()}
+	for _, d := range defs {
+		if d.Migrations != nil {
+			sets = append(sets, *d.Migrations)
+		}
+	}
+	return startDefs(t, pgtest.New(t, sets...), app.TargetAll, defs, opts...)
+}
+
 // StartTargets runs the given targets (a --target list) on an existing test database.
 // BaseURL is empty without the gateway, Conn nil without a gRPC server.
 func StartTargets(t testing.TB, db *pgtest.Database, targets string, opts ...Option) *Stack {
 	t.Helper()
-	defs := services.All()
+	return startDefs(t, db, targets, services.All(), opts...)
+}
+
+func startDefs(t testing.TB, db *pgtest.Database, targets string, defs []service.Def, opts ...Option) *Stack {
+	t.Helper()
 	cfg, err := config.FromMap(map[string]string{
 		"SHOPMIND_HTTP_ADDR": "127.0.0.1:0", "SHOPMIND_GRPC_ADDR": "127.0.0.1:0",
 		"SHOPMIND_DATABASE_URL": db.URL, "SHOPMIND_JWT_SECRET": TestSecret,

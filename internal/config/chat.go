@@ -1,0 +1,69 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Chat defaults.
+const (
+	DefaultChatHistoryMessages    = 20
+	DefaultChatSessionIdleTimeout = 30 * time.Minute
+	DefaultChatCleanupInterval    = 5 * time.Minute
+	DefaultChatPipelineTimeout    = 2 * time.Minute
+	DefaultChatSSEKeepAlive       = 15 * time.Second
+)
+
+// ChatConfig configures the chat service and the gateway's SSE bridge of its streams.
+// services/chat/CHAT.md lists the variables.
+type ChatConfig struct {
+	// HistoryMessages is how many of a conversation's most recent stored messages the agents
+	// receive as history (SHOPMIND_CHAT_HISTORY_MESSAGES, 1 to 1000).
+	HistoryMessages int
+	// SessionIdleTimeout: the in-memory state of a session unused this long (its message
+	// queue and cached history) is released by the periodic cleanup
+	// (SHOPMIND_CHAT_SESSION_IDLE_TIMEOUT). Stored sessions and messages stay.
+	SessionIdleTimeout time.Duration
+	// CleanupInterval is the period of that cleanup (SHOPMIND_CHAT_CLEANUP_INTERVAL).
+	CleanupInterval time.Duration
+	// PipelineTimeout bounds one reply of the agents, whether or not the client is still
+	// connected (SHOPMIND_CHAT_PIPELINE_TIMEOUT).
+	PipelineTimeout time.Duration
+	// SSEKeepAlive is the interval of keep-alive comments on an idle event stream
+	// (SHOPMIND_CHAT_SSE_KEEPALIVE).
+	SSEKeepAlive time.Duration
+}
+
+// loadChat reads the chat variables, appending a message naming the variable to errs for
+// each malformed value.
+func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
+	dur := func(key string, def time.Duration) time.Duration {
+		v := getenv(key)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			*errs = append(*errs, fmt.Sprintf("%s: %q is not a positive duration", key, v))
+			return def
+		}
+		return d
+	}
+	c := ChatConfig{
+		HistoryMessages:    DefaultChatHistoryMessages,
+		SessionIdleTimeout: dur("SHOPMIND_CHAT_SESSION_IDLE_TIMEOUT", DefaultChatSessionIdleTimeout),
+		CleanupInterval:    dur("SHOPMIND_CHAT_CLEANUP_INTERVAL", DefaultChatCleanupInterval),
+		PipelineTimeout:    dur("SHOPMIND_CHAT_PIPELINE_TIMEOUT", DefaultChatPipelineTimeout),
+		SSEKeepAlive:       dur("SHOPMIND_CHAT_SSE_KEEPALIVE", DefaultChatSSEKeepAlive),
+	}
+	if v := getenv("SHOPMIND_CHAT_HISTORY_MESSAGES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			*errs = append(*errs, fmt.Sprintf("SHOPMIND_CHAT_HISTORY_MESSAGES: %q is not an integer from 1 to 1000", v))
+		} else {
+			c.HistoryMessages = n
+		}
+	}
+	return c
+}

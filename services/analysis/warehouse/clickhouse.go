@@ -1,0 +1,493 @@
+package warehouse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/big"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/shopmind/shopmind/services/analysis/catalog"
+)
+
+// ClickHouse exception codes the store acts on.
+const (
+	chTableAlreadyExists = 57
+	chUnknownDatabase    = 81
+	chTimeoutExceeded    = 159
+	chTooSlow            = 160 // estimated execution time beyond max_execution_time
+	chReadonly           = 164
+)
+
+// chFactTables are partitioned by month and ordered by time; the other base tables are small
+// dimension tables ordered by key.
+var chFactTables = map[string]bool{TableOrders: true, TableOrderItems: true}
+
+// chTypes maps catalog types to ClickHouse types (18.16 has no Bool: UInt8).
+var chTypes = map[catalog.Type]string{
+	catalog.TypeInt:    "Int64",
+	catalog.TypeFloat:  "Float64",
+	catalog.TypeString: "String",
+	catalog.TypeTime:   "DateTime('UTC')",
+	catalog.TypeBool:   "UInt8",
+}
+
+// mutationWait bounds how long an upsert or tenant deletion waits for its mutation.
+const mutationWait = 2 * time.Minute
+
+// chStore is the ClickHouse dialect.
+type chStore struct {
+	conn     driver.Conn
+	database string
+	logger   *slog.Logger
+}
+
+func openClickHouse(ctx context.Context, rawURL string, logger *slog.Logger) (*chStore, error) {
+	opts, err := clickhouse.ParseDSN(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse: clickhouse url: %w", err)
+	}
+	if opts.Protocol != clickhouse.Native {
+		return nil, errors.New("warehouse: clickhouse url: only the native protocol is supported")
+	}
+	if opts.Auth.Database == "" {
+		opts.Auth.Database = "default"
+	}
+	if opts.Compression == nil {
+		opts.Compression = &clickhouse.Compression{Method: clickhouse.CompressionLZ4}
+	}
+	if !strings.Contains(rawURL, "dial_timeout") {
+		opts.DialTimeout = 10 * time.Second
+	}
+	conn, err := connectClickHouse(ctx, opts)
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) && ex.Code == chUnknownDatabase {
+		// Create the database through the default one, then connect again.
+		if err := createClickHouseDatabase(ctx, *opts); err != nil {
+			return nil, err
+		}
+		conn, err = connectClickHouse(ctx, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("warehouse: clickhouse at %s: %w", strings.Join(opts.Addr, ","), err)
+	}
+	s := &chStore{conn: conn, database: opts.Auth.Database, logger: logger}
+	if v, err := conn.ServerVersion(); err == nil {
+		logger.Info("analytical store: clickhouse", "server", v.String(), "database", s.database)
+	}
+	return s, nil
+}
+
+func connectClickHouse(ctx context.Context, opts *clickhouse.Options) (driver.Conn, error) {
+	conn, err := clickhouse.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.Ping(ctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+func createClickHouseDatabase(ctx context.Context, opts clickhouse.Options) error {
+	name := opts.Auth.Database
+	opts.Auth.Database = "default"
+	conn, err := connectClickHouse(ctx, &opts)
+	if err != nil {
+		return fmt.Errorf("warehouse: clickhouse: %w", err)
+	}
+	defer conn.Close()
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+chIdent(name)); err != nil {
+		return fmt.Errorf("warehouse: create clickhouse database %s: %w", name, err)
+	}
+	return nil
+}
+
+// chIdent quotes an identifier with back quotes.
+func chIdent(name string) string {
+	return "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`").Replace(name) + "`"
+}
+
+func (s *chStore) Dialect() string { return DialectClickHouse }
+func (s *chStore) Writer() Writer  { return (*chWriter)(s) }
+func (s *chStore) Close() error    { return s.conn.Close() }
+
+// chCreateTable is the DDL of one base table; it uses only syntax ClickHouse 18.16 accepts.
+func chCreateTable(t *catalog.Table) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (\n", t.Name)
+	for i, c := range t.Columns {
+		typ := chTypes[c.Type]
+		if c.Nullable {
+			typ = "Nullable(" + typ + ")"
+		}
+		sep := ","
+		if i == len(t.Columns)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "    %s %s%s\n", c.Name, typ, sep)
+	}
+	if chFactTables[t.Name] {
+		fmt.Fprintf(&b, ") ENGINE = MergeTree() PARTITION BY toYYYYMM(%s) ORDER BY (%s, %s, %s)",
+			t.TimeColumn, catalog.TenantColumn, t.TimeColumn, t.Key)
+	} else {
+		fmt.Fprintf(&b, ") ENGINE = ReplacingMergeTree() ORDER BY (%s, %s)", catalog.TenantColumn, t.Key)
+	}
+	return b.String()
+}
+
+func (s *chStore) EnsureSchema(ctx context.Context) error {
+	for _, name := range baseTables {
+		err := s.conn.Exec(ctx, chCreateTable(base.Table(name)))
+		var ex *clickhouse.Exception
+		if errors.As(err, &ex) && ex.Code == chTableAlreadyExists {
+			err = nil // another replica created it between the check and the creation
+		}
+		if err != nil {
+			return fmt.Errorf("warehouse: create %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Catalog discovers the diy_* tables of the connection's database.
+func (s *chStore) Catalog(ctx context.Context) (*catalog.Catalog, error) {
+	rows, err := s.conn.Query(ctx, "SELECT table, name, type, comment FROM system.columns WHERE database = currentDatabase()")
+	if err != nil {
+		return nil, fmt.Errorf("warehouse: discover diy tables: %w", err)
+	}
+	defer rows.Close()
+	var cols []diyColumn
+	for rows.Next() {
+		var c diyColumn
+		var typ string
+		if err := rows.Scan(&c.table, &c.name, &typ, &c.comment); err != nil {
+			return nil, fmt.Errorf("warehouse: discover diy tables: %w", err)
+		}
+		if !strings.HasPrefix(c.table, "diy_") {
+			continue
+		}
+		c.typ, c.nullable, c.ok = chCatalogType(typ)
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("warehouse: discover diy tables: %w", err)
+	}
+	// system.columns lists a table's columns in order; group tables without reordering them.
+	sort.SliceStable(cols, func(i, j int) bool { return cols[i].table < cols[j].table })
+	return catalog.Base().WithDiy(diyTables(cols, nil)), nil
+}
+
+// chCatalogType maps a ClickHouse type to a catalog type; ok is false for types the
+// catalog cannot describe (arrays, maps, tuples ...).
+func chCatalogType(typ string) (t catalog.Type, nullable, ok bool) {
+	for {
+		switch {
+		case strings.HasPrefix(typ, "Nullable(") && strings.HasSuffix(typ, ")"):
+			typ, nullable = typ[len("Nullable("):len(typ)-1], true
+			continue
+		case strings.HasPrefix(typ, "LowCardinality(") && strings.HasSuffix(typ, ")"):
+			typ = typ[len("LowCardinality(") : len(typ)-1]
+			continue
+		}
+		break
+	}
+	switch {
+	case strings.HasPrefix(typ, "Int"), strings.HasPrefix(typ, "UInt"):
+		return catalog.TypeInt, nullable, true
+	case strings.HasPrefix(typ, "Float"), strings.HasPrefix(typ, "Decimal"):
+		return catalog.TypeFloat, nullable, true
+	case strings.HasPrefix(typ, "Date"):
+		return catalog.TypeTime, nullable, true
+	case typ == "Bool":
+		return catalog.TypeBool, nullable, true
+	case typ == "String", strings.HasPrefix(typ, "FixedString"), strings.HasPrefix(typ, "Enum"), typ == "UUID":
+		return catalog.TypeString, nullable, true
+	}
+	return "", nullable, false
+}
+
+// Query runs sql with readonly=2 and max_execution_time, reading at most MaxRows+1 rows.
+func (s *chStore) Query(ctx context.Context, sql string, args []any, opts QueryOptions) (*Result, error) {
+	opts = opts.withDefaults()
+	sql, err := checkSelect(sql)
+	if err != nil {
+		return nil, err
+	}
+	// The driver replaces max_execution_time with "context deadline + 5s" and bounds socket
+	// reads by the deadline when the context has one, so the query context carries none:
+	// the caller's cancellation and the store's own guard (a server that stops answering)
+	// reach it as plain cancellations.
+	qctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	var guardFired atomic.Bool
+	guard := time.AfterFunc(opts.Timeout+queryGrace, func() { guardFired.Store(true); cancel() })
+	defer guard.Stop()
+	qctx = clickhouse.Context(qctx, clickhouse.WithSettings(clickhouse.Settings{
+		// 2: reads only, but settings may be passed with the query (1 would refuse them).
+		"readonly":           2,
+		"max_execution_time": int(math.Ceil(opts.Timeout.Seconds())),
+	}))
+	res, err := s.query(qctx, cancel, sql, args, opts)
+	if err != nil {
+		return nil, s.mapError(ctx, guardFired.Load(), opts, err)
+	}
+	return res, nil
+}
+
+func (s *chStore) query(ctx context.Context, cancel context.CancelFunc, sql string, args []any, opts QueryOptions) (*Result, error) {
+	rows, err := s.conn.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	types := rows.ColumnTypes()
+	res := &Result{Rows: [][]any{}}
+	for _, ct := range types {
+		t, _, ok := chCatalogType(ct.DatabaseTypeName())
+		if !ok {
+			t = catalog.TypeString
+		}
+		res.Columns = append(res.Columns, ResultColumn{Name: ct.Name(), Type: string(t)})
+	}
+	dest := make([]any, len(types))
+	for i, ct := range types {
+		dest[i] = reflect.New(ct.ScanType()).Interface()
+	}
+	for rows.Next() {
+		if len(res.Rows) == opts.MaxRows {
+			res.Truncated = true
+			// Stop the server: the driver would otherwise drain the whole result on Close.
+			cancel()
+			return res, nil
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row := make([]any, len(dest))
+		for i, d := range dest {
+			row[i] = chValue(reflect.ValueOf(d).Elem())
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// chValue converts a scanned value to int64, float64, string, bool, time.Time (UTC) or nil.
+func chValue(v reflect.Value) any {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return int64(v.Uint())
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return v.Bool()
+	}
+	switch x := v.Interface().(type) {
+	case time.Time:
+		return x.UTC()
+	case interface{ InexactFloat64() float64 }: // decimal.Decimal
+		return x.InexactFloat64()
+	case big.Int:
+		if x.IsInt64() {
+			return x.Int64()
+		}
+		return x.String()
+	case fmt.Stringer:
+		return x.String()
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+func (s *chStore) mapError(ctx context.Context, guardFired bool, opts QueryOptions, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		switch ex.Code {
+		case chTimeoutExceeded, chTooSlow:
+			return timeoutError(opts.Timeout, err)
+		case chReadonly:
+			return readOnlyError(err)
+		}
+	}
+	if guardFired {
+		return timeoutError(opts.Timeout, err)
+	}
+	s.logger.Error("analytical query failed", "dialect", DialectClickHouse, "error", err)
+	return queryError(err)
+}
+
+// chWriter is the ClickHouse Writer: native batch inserts with explicit column lists (the
+// only insert form that works on 18.16 through the driver).
+type chWriter chStore
+
+func (w *chWriter) insert(ctx context.Context, table string, n int, row func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	t := base.Table(table)
+	batch, err := w.conn.PrepareBatch(ctx, fmt.Sprintf("INSERT INTO %s (%s)", table, strings.Join(columnNames(t), ", ")))
+	if err != nil {
+		return fmt.Errorf("warehouse: insert into %s: %w", table, err)
+	}
+	for i := 0; i < n; i++ {
+		vals := row(i)
+		for j, v := range vals {
+			if b, ok := v.(bool); ok {
+				vals[j] = boolUInt8(b)
+			}
+		}
+		if err := batch.Append(vals...); err != nil {
+			_ = batch.Abort()
+			return fmt.Errorf("warehouse: insert into %s: %w", table, err)
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("warehouse: insert into %s: %w", table, err)
+	}
+	return nil
+}
+
+func boolUInt8(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (w *chWriter) Shops(ctx context.Context, rows []Shop) error {
+	return w.insert(ctx, TableShops, len(rows), func(i int) []any { return rows[i].values() })
+}
+
+func (w *chWriter) Categories(ctx context.Context, rows []Category) error {
+	return w.insert(ctx, TableCategories, len(rows), func(i int) []any { return rows[i].values() })
+}
+
+func (w *chWriter) Goods(ctx context.Context, rows []Goods) error {
+	return w.insert(ctx, TableGoods, len(rows), func(i int) []any { return rows[i].values() })
+}
+
+// Orders inserts the orders, then the items (two native batches; ClickHouse has no
+// transactions).
+func (w *chWriter) Orders(ctx context.Context, orders []Order, items []OrderItem) error {
+	if err := w.insert(ctx, TableOrders, len(orders), func(i int) []any { return orders[i].values() }); err != nil {
+		return err
+	}
+	return w.insert(ctx, TableOrderItems, len(items), func(i int) []any { return items[i].values() })
+}
+
+// upsert deletes the rows' keys (waiting for the mutation), then inserts the rows.
+func (w *chWriter) upsert(ctx context.Context, table string, n int, key func(i int) (tenant, id int64), row func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	byTenant := map[int64][]string{}
+	var tenants []int64
+	for i := 0; i < n; i++ {
+		tenant, id := key(i)
+		if _, ok := byTenant[tenant]; !ok {
+			tenants = append(tenants, tenant)
+		}
+		byTenant[tenant] = append(byTenant[tenant], strconv.FormatInt(id, 10))
+	}
+	t := base.Table(table)
+	for _, tenant := range tenants {
+		where := fmt.Sprintf("%s = %d AND %s IN (%s)", catalog.TenantColumn, tenant, t.Key, strings.Join(byTenant[tenant], ", "))
+		if err := (*chStore)(w).mutate(ctx, table, "DELETE WHERE "+where); err != nil {
+			return err
+		}
+	}
+	return w.insert(ctx, table, n, row)
+}
+
+// mutate runs ALTER TABLE table <command> and waits until the table has no pending
+// mutation (18.16 has no mutations_sync setting).
+func (s *chStore) mutate(ctx context.Context, table, command string) error {
+	if err := s.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s %s", table, command)); err != nil {
+		return fmt.Errorf("warehouse: alter %s: %w", table, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, mutationWait)
+	defer cancel()
+	for wait := 5 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
+		var pending uint64
+		err := s.conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0",
+			s.database, table).Scan(&pending)
+		if err != nil {
+			return fmt.Errorf("warehouse: wait for mutation of %s: %w", table, err)
+		}
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("warehouse: mutation of %s not done: %w", table, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (w *chWriter) UpsertShops(ctx context.Context, rows []Shop) error {
+	return w.upsert(ctx, TableShops, len(rows), func(i int) (int64, int64) { return rows[i].TenantID, rows[i].ShopID },
+		func(i int) []any { return rows[i].values() })
+}
+
+func (w *chWriter) UpsertCategories(ctx context.Context, rows []Category) error {
+	return w.upsert(ctx, TableCategories, len(rows), func(i int) (int64, int64) { return rows[i].TenantID, rows[i].CategoryID },
+		func(i int) []any { return rows[i].values() })
+}
+
+func (w *chWriter) UpsertGoods(ctx context.Context, rows []Goods) error {
+	return w.upsert(ctx, TableGoods, len(rows), func(i int) (int64, int64) { return rows[i].TenantID, rows[i].GoodsID },
+		func(i int) []any { return rows[i].values() })
+}
+
+func (w *chWriter) DeleteTenant(ctx context.Context, tenantID int64) error {
+	for i := len(baseTables) - 1; i >= 0; i-- {
+		if err := (*chStore)(w).mutate(ctx, baseTables[i], fmt.Sprintf("DELETE WHERE %s = %d", catalog.TenantColumn, tenantID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Analyze merges the dimension tables so repeated keys collapse (ReplacingMergeTree).
+func (w *chWriter) Analyze(ctx context.Context) error {
+	for _, table := range baseTables {
+		if chFactTables[table] {
+			continue
+		}
+		if err := w.conn.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {
+			return fmt.Errorf("warehouse: optimize %s: %w", table, err)
+		}
+	}
+	return nil
+}

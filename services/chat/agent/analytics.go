@@ -1,0 +1,219 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	"github.com/shopmind/shopmind/internal/authn"
+)
+
+// Analytics is what the agents use of the analysis service: the metric definitions, the
+// catalog and previews. The gRPC implementation forwards the caller's identity; tests use
+// fakes.
+type Analytics interface {
+	ListMetrics(ctx context.Context, req *analysisv1.ListMetricsRequest) (*analysisv1.ListMetricsResponse, error)
+	GetCatalog(ctx context.Context, req *analysisv1.GetCatalogRequest) (*analysisv1.GetCatalogResponse, error)
+	PreviewQuery(ctx context.Context, req *analysisv1.PreviewQueryRequest) (*analysisv1.PreviewQueryResponse, error)
+}
+
+// GRPCAnalytics calls MetricService and QueryService over gRPC as the caller: the identity
+// in the context (authn.WithIdentity; the agents put the request's there) is forwarded with
+// authn.Outgoing, so queries run with the caller's tenant and permissions.
+type GRPCAnalytics struct {
+	metrics analysisv1.MetricServiceClient
+	query   analysisv1.QueryServiceClient
+	timeout time.Duration
+}
+
+// NewGRPCAnalytics wraps a connection to the analysis target; timeout bounds each call (0:
+// none beyond the context's).
+func NewGRPCAnalytics(conn grpc.ClientConnInterface, timeout time.Duration) *GRPCAnalytics {
+	return &GRPCAnalytics{metrics: analysisv1.NewMetricServiceClient(conn), query: analysisv1.NewQueryServiceClient(conn), timeout: timeout}
+}
+
+var errNoIdentity = errors.New("no caller identity: the analysis service is called on behalf of a signed-in user")
+
+func (g *GRPCAnalytics) outgoing(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if authn.FromContext(ctx) == nil {
+		return nil, nil, errNoIdentity
+	}
+	ctx = authn.Outgoing(ctx)
+	if g.timeout > 0 {
+		c, cancel := context.WithTimeout(ctx, g.timeout)
+		return c, cancel, nil
+	}
+	return ctx, func() {}, nil
+}
+
+// ListMetrics implements Analytics.
+func (g *GRPCAnalytics) ListMetrics(ctx context.Context, req *analysisv1.ListMetricsRequest) (*analysisv1.ListMetricsResponse, error) {
+	ctx, cancel, err := g.outgoing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	return g.metrics.ListMetrics(ctx, req)
+}
+
+// GetCatalog implements Analytics.
+func (g *GRPCAnalytics) GetCatalog(ctx context.Context, req *analysisv1.GetCatalogRequest) (*analysisv1.GetCatalogResponse, error) {
+	ctx, cancel, err := g.outgoing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	return g.query.GetCatalog(ctx, req)
+}
+
+// PreviewQuery implements Analytics.
+func (g *GRPCAnalytics) PreviewQuery(ctx context.Context, req *analysisv1.PreviewQueryRequest) (*analysisv1.PreviewQueryResponse, error) {
+	ctx, cancel, err := g.outgoing(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	return g.query.PreviewQuery(ctx, req)
+}
+
+// Grain is the row level a metric is measured at, which decides the dimensions it can be
+// split by: an order-level amount (gmv) cannot be split by goods or category, because one
+// order holds goods of several categories.
+type Grain string
+
+// Metric grains.
+const (
+	GrainOrder Grain = "order" // aggregates basic_orders
+	GrainLine  Grain = "line"  // aggregates basic_order_items (order lines)
+	GrainOther Grain = "other"
+)
+
+// MetricInfo is a metric as the agents use it.
+type MetricInfo struct {
+	ID          int64
+	Name        string
+	DisplayName string
+	Description string
+	Group       string
+	Type        string // derived, order, formula
+	Synonyms    []string
+	Grain       Grain
+	// Money is true for amounts (formatted with two decimals).
+	Money bool
+	// Additive is true when the values of a split add up to the total (sum and count
+	// aggregations), so shares of the total make sense.
+	Additive bool
+	// Expression is a formula metric's expression.
+	Expression string
+}
+
+// Label is the display name, or the name.
+func (m MetricInfo) Label() string {
+	if m.DisplayName != "" {
+		return m.DisplayName
+	}
+	return m.Name
+}
+
+// LabelIn is the label for an answer in Chinese (the first Chinese synonym, when there is
+// one) or English (Label).
+func (m MetricInfo) LabelIn(zh bool) string {
+	if zh {
+		for _, s := range m.Synonyms {
+			if hasHan(s) {
+				return s
+			}
+		}
+	}
+	return m.Label()
+}
+
+var moneyWords = []string{"amount", "price", "cost", "value", "gmv", "revenue", "sales"}
+
+// metricInfos flattens ListMetrics' groups.
+func metricInfos(resp *analysisv1.ListMetricsResponse) []MetricInfo {
+	var out []MetricInfo
+	for _, g := range resp.GetGroups() {
+		for _, m := range g.GetMetrics() {
+			mi := MetricInfo{ID: m.GetId(), Name: m.GetName(), DisplayName: m.GetDisplayName(), Description: m.GetDescription(),
+				Group: m.GetGroup(), Type: m.GetType(), Synonyms: m.GetSynonyms(), Grain: GrainOther}
+			if mi.Group == "" {
+				mi.Group = g.GetGroup()
+			}
+			switch c := m.GetConfig().GetKind().(type) {
+			case *analysisv1.MetricConfig_Order:
+				mi.Grain = GrainOrder
+				f := c.Order.GetOrderField()
+				mi.Additive = true
+				mi.Money = containsAny(f, moneyWords)
+			case *analysisv1.MetricConfig_Derived:
+				src := c.Derived.GetSourceField()
+				switch {
+				case strings.HasPrefix(src, "basic_order_items."):
+					mi.Grain = GrainLine
+				case strings.HasPrefix(src, "basic_orders."):
+					mi.Grain = GrainOrder
+				}
+				agg := c.Derived.GetAggregation()
+				mi.Additive = agg == "sum" || agg == "count"
+				mi.Money = (agg == "sum" || agg == "avg" || agg == "min" || agg == "max") && containsAny(src, moneyWords)
+			case *analysisv1.MetricConfig_Formula:
+				mi.Expression = c.Formula.GetExpression()
+			}
+			out = append(out, mi)
+		}
+	}
+	byName := map[string]*MetricInfo{}
+	for i := range out {
+		byName[out[i].Name] = &out[i]
+	}
+	// formulas: the grain of their operands; money when a money metric is divided or scaled
+	for i := range out {
+		m := &out[i]
+		if m.Type != "formula" || m.Expression == "" {
+			continue
+		}
+		grain := Grain("")
+		for _, tok := range strings.FieldsFunc(m.Expression, func(r rune) bool { return !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') }) {
+			dep := byName[tok]
+			if dep == nil {
+				continue
+			}
+			if dep.Money {
+				m.Money = true
+			}
+			if grain == "" {
+				grain = dep.Grain
+			} else if grain != dep.Grain {
+				grain = GrainOther
+			}
+		}
+		if grain != "" {
+			m.Grain = grain
+		}
+	}
+	return out
+}
+
+func containsAny(s string, words []string) bool {
+	s = strings.ToLower(s)
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// listMetrics fetches the caller's metrics.
+func listMetrics(ctx context.Context, a Analytics) ([]MetricInfo, error) {
+	resp, err := a.ListMetrics(ctx, &analysisv1.ListMetricsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return metricInfos(resp), nil
+}

@@ -1,0 +1,314 @@
+package agent
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Period is an analysed time range [Start, End) of whole UTC days.
+type Period struct {
+	Start, End time.Time
+	// Kind says how the period was named, which decides the comparison period: day, days
+	// (a window of N days), wtd, week, mtd, month, months, ytd, year, range.
+	Kind string
+}
+
+// Days is the period's length in days.
+func (p Period) Days() int { return int(p.End.Sub(p.Start).Hours() / 24) }
+
+// LastDay is the period's last (inclusive) day.
+func (p Period) LastDay() time.Time { return p.End.AddDate(0, 0, -1) }
+
+// Previous is the comparison period: the previous calendar month of a calendar month, the
+// previous year of a year, the same days one month (one year) earlier for month-to-date
+// (year-to-date), and otherwise the window of the same length just before.
+func (p Period) Previous() Period {
+	switch p.Kind {
+	case "month":
+		s := p.Start.AddDate(0, -1, 0)
+		return Period{Start: s, End: p.Start, Kind: "month"}
+	case "year":
+		return Period{Start: p.Start.AddDate(-1, 0, 0), End: p.Start, Kind: "year"}
+	case "mtd":
+		s := p.Start.AddDate(0, -1, 0)
+		e := s.AddDate(0, 0, p.Days())
+		if e.After(p.Start) {
+			e = p.Start
+		}
+		return Period{Start: s, End: e, Kind: "range"}
+	case "ytd":
+		s := p.Start.AddDate(-1, 0, 0)
+		e := s.AddDate(0, 0, p.Days())
+		if e.After(p.Start) {
+			e = p.Start
+		}
+		return Period{Start: s, End: e, Kind: "range"}
+	}
+	d := p.End.Sub(p.Start)
+	return Period{Start: p.Start.Add(-d), End: p.Start, Kind: p.Kind}
+}
+
+// Range writes the period as dates: "2026-10-01 – 2026-10-31", or one date.
+func (p Period) Range() string {
+	if p.Days() == 1 {
+		return p.Start.Format(time.DateOnly)
+	}
+	return p.Start.Format(time.DateOnly) + " – " + p.LastDay().Format(time.DateOnly)
+}
+
+// Describe names the period for the narrative, in English or Chinese.
+func (p Period) Describe(zh bool) string {
+	switch p.Kind {
+	case "month":
+		if zh {
+			return fmt.Sprintf("%d年%d月", p.Start.Year(), int(p.Start.Month()))
+		}
+		return p.Start.Format("January 2006")
+	case "year":
+		if zh {
+			return fmt.Sprintf("%d年", p.Start.Year())
+		}
+		return strconv.Itoa(p.Start.Year())
+	}
+	return p.Range()
+}
+
+func day(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+func monthStart(y int, m time.Month) time.Time { return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC) }
+
+func monthPeriod(y int, m time.Month) Period {
+	s := monthStart(y, m)
+	return Period{Start: s, End: s.AddDate(0, 1, 0), Kind: "month"}
+}
+
+func daysBefore(today time.Time, n int) Period {
+	return Period{Start: today.AddDate(0, 0, -n), End: today, Kind: "days"}
+}
+
+// numbers written in words or Chinese numerals
+var enNumbers = map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+	"nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "twenty": 20,
+	"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "a": 1}
+
+const (
+	numRE   = `(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|forty|fifty|sixty|ninety)`
+	cnNumRE = `(\d+|[零一二两三四五六七八九十百]+)`
+)
+
+// parseNumber reads digits, English number words and Chinese numerals up to 999.
+func parseNumber(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.Atoi(s); err == nil {
+		return n, true
+	}
+	if n, ok := enNumbers[s]; ok {
+		return n, true
+	}
+	digits := map[rune]int{'零': 0, '一': 1, '二': 2, '两': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
+	total, cur := 0, 0
+	seen := false
+	for _, r := range s {
+		switch {
+		case r == '百':
+			if cur == 0 {
+				cur = 1
+			}
+			total += cur * 100
+			cur = 0
+		case r == '十':
+			if cur == 0 {
+				cur = 1
+			}
+			total += cur * 10
+			cur = 0
+		default:
+			d, ok := digits[r]
+			if !ok {
+				return 0, false
+			}
+			cur = d
+		}
+		seen = true
+	}
+	return total + cur, seen
+}
+
+var monthNames = map[string]time.Month{
+	"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+	"september": 9, "october": 10, "november": 11, "december": 12,
+	"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+}
+
+const monthNameRE = `(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)`
+
+type periodRule struct {
+	re    *regexp.Regexp
+	build func(m []string, today time.Time) (Period, bool)
+}
+
+func mustDate(y, m, d string) (time.Time, bool) {
+	yy, _ := strconv.Atoi(y)
+	mm, _ := strconv.Atoi(m)
+	dd, _ := strconv.Atoi(d)
+	t := time.Date(yy, time.Month(mm), dd, 0, 0, 0, 0, time.UTC)
+	if mm < 1 || mm > 12 || dd < 1 || t.Day() != dd {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// recentMonth is the most recent month m (this year's, or last year's when m is later).
+func recentMonth(m time.Month, today time.Time) Period {
+	y := today.Year()
+	if m > today.Month() {
+		y--
+	}
+	return monthPeriod(y, m)
+}
+
+func fixed(build func(today time.Time) Period) func([]string, time.Time) (Period, bool) {
+	return func(_ []string, today time.Time) (Period, bool) { return build(today), true }
+}
+
+func weekStart(today time.Time) time.Time {
+	wd := (int(today.Weekday()) + 6) % 7 // Monday 0
+	return today.AddDate(0, 0, -wd)
+}
+
+// periodRules are tried in order; the first that matches names the period. They run on
+// lowercased text.
+var periodRules = []periodRule{
+	{regexp.MustCompile(`(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?\s*(?:to|until|through|and|-|~|～|至|到|—|–)\s*(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?`),
+		func(m []string, _ time.Time) (Period, bool) {
+			s, ok1 := mustDate(m[1], m[2], m[3])
+			e, ok2 := mustDate(m[4], m[5], m[6])
+			if !ok1 || !ok2 || e.Before(s) {
+				return Period{}, false
+			}
+			return Period{Start: s, End: e.AddDate(0, 0, 1), Kind: "range"}, true
+		}},
+	{regexp.MustCompile(`(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?`), func(m []string, _ time.Time) (Period, bool) {
+		s, ok := mustDate(m[1], m[2], m[3])
+		return Period{Start: s, End: s.AddDate(0, 0, 1), Kind: "day"}, ok
+	}},
+	{regexp.MustCompile(`(\d{4})(?:[-/.]|年)(\d{1,2})(?:月份?)?(?:\D|$)`), func(m []string, _ time.Time) (Period, bool) {
+		y, _ := strconv.Atoi(m[1])
+		mm, _ := strconv.Atoi(m[2])
+		if mm < 1 || mm > 12 {
+			return Period{}, false
+		}
+		return monthPeriod(y, time.Month(mm)), true
+	}},
+	{regexp.MustCompile(`\b` + monthNameRE + `\.?,?\s+(\d{4})\b`), func(m []string, _ time.Time) (Period, bool) {
+		y, _ := strconv.Atoi(m[2])
+		return monthPeriod(y, monthNames[m[1]]), true
+	}},
+	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + numRE + `\s*days?\b`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := parseNumber(m[1])
+		return daysBefore(today, n), ok && n > 0 && n <= 3660
+	}},
+	{regexp.MustCompile(`(?:最近|近|过去|前)\s*` + cnNumRE + `\s*(?:天|日)`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := parseNumber(m[1])
+		return daysBefore(today, n), ok && n > 0 && n <= 3660
+	}},
+	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + numRE + `\s*weeks?\b`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := parseNumber(m[1])
+		return daysBefore(today, 7*n), ok && n > 0 && n <= 520
+	}},
+	{regexp.MustCompile(`(?:最近|近|过去)\s*` + cnNumRE + `\s*(?:周|个?星期|个?礼拜)`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := parseNumber(m[1])
+		return daysBefore(today, 7*n), ok && n > 0 && n <= 520
+	}},
+	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + numRE + `\s*months?\b`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := parseNumber(m[1])
+		return Period{Start: today.AddDate(0, -n, 0), End: today, Kind: "months"}, ok && n > 0 && n <= 120
+	}},
+	{regexp.MustCompile(`(?:最近|近|过去)\s*` + cnNumRE + `\s*个?月`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := parseNumber(m[1])
+		return Period{Start: today.AddDate(0, -n, 0), End: today, Kind: "months"}, ok && n > 0 && n <= 120
+	}},
+	{regexp.MustCompile(`\bday before yesterday\b|前天`), fixed(func(t time.Time) Period {
+		return Period{Start: t.AddDate(0, 0, -2), End: t.AddDate(0, 0, -1), Kind: "day"}
+	})},
+	{regexp.MustCompile(`\byesterday\b|昨天|昨日`), fixed(func(t time.Time) Period {
+		return Period{Start: t.AddDate(0, 0, -1), End: t, Kind: "day"}
+	})},
+	{regexp.MustCompile(`\btoday\b|今天|今日`), fixed(func(t time.Time) Period {
+		return Period{Start: t, End: t.AddDate(0, 0, 1), Kind: "day"}
+	})},
+	{regexp.MustCompile(`\b(?:past|recent)\s+week\b`), fixed(func(t time.Time) Period { return daysBefore(t, 7) })},
+	{regexp.MustCompile(`\b(?:this|current)\s+week\b|\bweek to date\b|\bwtd\b|本周|这周|这个星期|本星期|这星期`), fixed(func(t time.Time) Period {
+		return Period{Start: weekStart(t), End: t.AddDate(0, 0, 1), Kind: "wtd"}
+	})},
+	{regexp.MustCompile(`\b(?:last|previous|prior)\s+week\b|上周|上星期|上个星期|上一周|上个礼拜|上礼拜`), fixed(func(t time.Time) Period {
+		s := weekStart(t).AddDate(0, 0, -7)
+		return Period{Start: s, End: s.AddDate(0, 0, 7), Kind: "week"}
+	})},
+	{regexp.MustCompile(`\b(?:past|recent)\s+month\b`), fixed(func(t time.Time) Period {
+		return Period{Start: t.AddDate(0, -1, 0), End: t, Kind: "months"}
+	})},
+	{regexp.MustCompile(`\b(?:this|current)\s+month\b|\bmonth to date\b|\bmtd\b|本月|这个月|当月|这月`), fixed(func(t time.Time) Period {
+		return Period{Start: monthStart(t.Year(), t.Month()), End: t.AddDate(0, 0, 1), Kind: "mtd"}
+	})},
+	{regexp.MustCompile(`\b(?:last|previous|prior)\s+month\b|上个月|上一个月|上一月|上月`), fixed(func(t time.Time) Period {
+		s := monthStart(t.Year(), t.Month()).AddDate(0, -1, 0)
+		return monthPeriod(s.Year(), s.Month())
+	})},
+	{regexp.MustCompile(`\b(?:this|current)\s+year\b|\byear to date\b|\bytd\b|今年|本年|今年以来`), fixed(func(t time.Time) Period {
+		return Period{Start: time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC), End: t.AddDate(0, 0, 1), Kind: "ytd"}
+	})},
+	{regexp.MustCompile(`\b(?:last|previous|prior)\s+year\b|去年|上一年|上年`), fixed(func(t time.Time) Period {
+		s := time.Date(t.Year()-1, 1, 1, 0, 0, 0, 0, time.UTC)
+		return Period{Start: s, End: s.AddDate(1, 0, 0), Kind: "year"}
+	})},
+	{regexp.MustCompile(`(?:^|\D)(\d{1,2}|[一二三四五六七八九十]+)\s*月份?`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := parseNumber(m[1])
+		if !ok || n < 1 || n > 12 {
+			return Period{}, false
+		}
+		return recentMonth(time.Month(n), today), true
+	}},
+	{regexp.MustCompile(`\b(?:in|for|during|of)\s+` + monthNameRE + `\b|\b(january|february|march|april|june|july|august|september|october|november|december)\b`),
+		func(m []string, today time.Time) (Period, bool) {
+			name := m[1]
+			if name == "" {
+				name = m[2]
+			}
+			return recentMonth(monthNames[name], today), true
+		}},
+	{regexp.MustCompile(`(?:^|\D)(20\d{2})\s*(?:年度?|\b)`), func(m []string, _ time.Time) (Period, bool) {
+		y, _ := strconv.Atoi(m[1])
+		s := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
+		return Period{Start: s, End: s.AddDate(1, 0, 0), Kind: "year"}, true
+	}},
+}
+
+// DefaultPeriodDays is the window analysed when a question names no period.
+const DefaultPeriodDays = 30
+
+// parsePeriod finds the period named in lowercased text; it returns the matched byte span
+// so callers can mask it.
+func parsePeriod(text string, now time.Time) (Period, [2]int, bool) {
+	today := day(now)
+	for _, r := range periodRules {
+		for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
+			m := make([]string, len(loc)/2)
+			for i := range m {
+				if loc[2*i] >= 0 {
+					m[i] = text[loc[2*i]:loc[2*i+1]]
+				}
+			}
+			if p, ok := r.build(m, today); ok {
+				return p, [2]int{loc[0], loc[1]}, true
+			}
+		}
+	}
+	return daysBefore(today, DefaultPeriodDays), [2]int{}, false
+}
