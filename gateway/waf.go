@@ -49,6 +49,8 @@ import (
 //     are not, since no CRS rule can find an injection in a JSON number token and the
 //     backends decode them into typed fields. A body that is not valid JSON is inspected
 //     whole, as one argument, and handed on (the backend answers 400).
+//   - Query pairs that are typed integers (page_size=20) are not inspected; path segments
+//     that are more than plain names are (as ARGS_PATH).
 //   - The detection operators remember their outcome per value and skip @rx patterns whose
 //     required literals are absent (memoRx below).
 //   - No audit log, no debug log.
@@ -67,8 +69,9 @@ var wafGroups = []string{
 	"REQUEST-942-APPLICATION-ATTACK-SQLI",
 }
 
-// wafExclusions are the narrow rule exclusions for legitimate ShopMind JSON (WAF.md lists
-// them with their reasons). Each removes one rule from one argument, never a whole rule.
+// wafExclusions are rule exclusions for legitimate ShopMind traffic, added after the rules
+// and before the blocking evaluation. None is needed at paranoia level 1 (WAF.md); any added
+// must be narrow (one rule, one argument) and documented there.
 var wafExclusions = []string{}
 
 type wafProfile int
@@ -91,7 +94,8 @@ func init() {
 	plugins.RegisterBodyProcessor(strings.ToLower(typedJSONProcessor), func() plugintypes.BodyProcessor { return typedJSON{} })
 }
 
-func wafDirectives(cfg config.WAFConfig, profile wafProfile) (string, error) {
+// wafDirectives is the Coraza configuration of a profile.
+func wafDirectives(cfg config.WAFConfig, profile wafProfile) string {
 	limit := cfg.BodyLimit
 	if limit <= 0 {
 		limit = config.DefaultWAFBodyLimit
@@ -107,7 +111,7 @@ func wafDirectives(cfg config.WAFConfig, profile wafProfile) (string, error) {
 		fmt.Fprintf(&b, "SecAction \"id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%d\"\n", pl)
 		fmt.Fprintf(&b, "SecAction \"id:900110,phase:1,pass,t:none,nolog,setvar:tx.inbound_anomaly_score_threshold=%d\"\n", threshold)
 		b.WriteString("Include @owasp_crs/*.conf\n")
-		return b.String(), nil
+		return b.String()
 	}
 	fmt.Fprintf(&b, `SecRuleEngine On
 SecRequestBodyAccess On
@@ -136,14 +140,11 @@ SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HE
 		b.WriteString(e + "\n")
 	}
 	b.WriteString("Include @owasp_crs/REQUEST-949-BLOCKING-EVALUATION.conf\n")
-	return b.String(), nil
+	return b.String()
 }
 
 func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, error) {
-	directives, err := wafDirectives(cfg, profile)
-	if err != nil {
-		return nil, err
-	}
+	directives := wafDirectives(cfg, profile)
 	root := fs.FS(crsFS{})
 	if profile != profileShopMind {
 		root = coreruleset.FS
@@ -552,13 +553,13 @@ const (
 	opDetectXSS   = "shopmindDetectXSS"
 	wafMemoShards = 32
 	// wafMemoShardSize bounds each generation of a shard: at most
-	// 2 x wafMemoShards x wafMemoShardSize remembered outcomes (about 10 MB at worst).
+	// 2 x wafMemoShards x wafMemoShardSize remembered outcomes (about 20 MB at worst, with 256-byte values).
 	wafMemoShardSize = 1024
 	wafMemoMaxValue  = 256
 )
 
-// wafMemoEnabled switches the result cache (tests and benchmarks measure both ways).
-var wafMemoEnabled = true
+// wafMemoOff switches the result cache off (benchmarks measure both ways).
+var wafMemoOff atomic.Bool
 
 func init() {
 	plugins.RegisterOperator(opRx, newMemoRx)
@@ -621,7 +622,7 @@ func memoShardOf(op uint32, value string) *memoShard {
 }
 
 func memoGet(op uint32, value string) (memoEntry, bool) {
-	if !wafMemoEnabled || len(value) > wafMemoMaxValue {
+	if len(value) > wafMemoMaxValue || wafMemoOff.Load() {
 		return memoEntry{}, false
 	}
 	s := memoShardOf(op, value)
@@ -636,7 +637,7 @@ func memoGet(op uint32, value string) (memoEntry, bool) {
 }
 
 func memoPut(op uint32, value string, e memoEntry) {
-	if !wafMemoEnabled || len(value) > wafMemoMaxValue {
+	if len(value) > wafMemoMaxValue || wafMemoOff.Load() {
 		return
 	}
 	s := memoShardOf(op, value)

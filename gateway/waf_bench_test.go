@@ -76,7 +76,7 @@ func BenchmarkWAF(b *testing.B) {
 	for i, c := range wafLegitimate {
 		traffic[i] = c.build
 	}
-	defer func() { wafMemoEnabled = true }()
+	defer wafMemoOff.Store(false)
 	for _, p := range []struct {
 		prefix  string
 		profile wafProfile
@@ -93,7 +93,7 @@ func BenchmarkWAF(b *testing.B) {
 			reqs []func() *http.Request
 		}{{"get_small", []func() *http.Request{benchGet}}, {"post_json_small", []func() *http.Request{benchPost}}, {"shopmind_traffic", traffic}} {
 			b.Run(p.prefix+c.name, func(b *testing.B) {
-				wafMemoEnabled = p.memo
+				wafMemoOff.Store(!p.memo)
 				w := &nopWriter{h: http.Header{}}
 				for i := range 20 { // warm pools and caches
 					h.ServeHTTP(w, c.reqs[i%len(c.reqs)]())

@@ -608,6 +608,13 @@ var wafLegitimate = []wafRequest{
 	{name: "local env prefix", target: "/local/tenant/api/v1/tenant/auth/info"},
 	{name: "versioned accept", target: "/api/v1/sessions", headers: map[string]string{"Accept": "application/vnd.shopmind.v2+json"}},
 	{name: "cors preflight", target: "/api/v1/basic/goods/list", method: "OPTIONS", headers: map[string]string{"Origin": "https://app.shopmind.cn", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"}},
+	// Requests of the tenant acceptance tests (services/tenant).
+	{name: "tenant login empty username", target: "/tenant/api/v1/tenant/auth/login", body: `{"tenant_code":"demo","username":"","password":"x"}`},
+	{name: "tenant login captcha id only", target: "/tenant/api/v1/tenant/auth/login", body: `{"tenant_code":"demo","username":"admin","password":"x","captcha_id":"only-id"}`},
+	{name: "tenant favorites", target: "/tenant/api/v1/tenant/auth/favorite", body: `{"favorites":[{"type":"goods","target_key":"g1","title":"G1"},{"type":"menu","target_key":"k7","title":"t"}]}`},
+	{name: "tenant role with permissions", target: "/tenant/api/v1/tenant/roles", body: `{"code":"ops","name":"Operations","permission_codes":["basic:goods:list","tenant:user:list","no:such:perm"],"menu_ids":[999999]}`},
+	{name: "tenant role bad code", target: "/tenant/api/v1/tenant/roles", body: `{"code":"Bad Code","name":"X"}`},
+	{name: "tenant role update mask", target: "/tenant/api/v1/tenant/roles/999999", method: "PUT", body: `{"name":"x","update_mask":"name"}`},
 	{name: "healthz", target: "/healthz"},
 	{name: "readyz", target: "/readyz"},
 	{name: "metrics", target: "/metrics"},

@@ -37,7 +37,9 @@ func (f scripted) Answer(ctx context.Context, req *agent.Request, emit agent.Emi
 // start runs the platform with the chat service answering through a.
 func start(t testing.TB, a agent.Agent, opts ...stack.Option) *stack.Stack {
 	t.Helper()
-	def := chat.ServiceWith(chat.Options{NewAgent: func(context.Context, service.Deps) (agent.Agent, error) { return a, nil }})
+	def := chat.ServiceWith(chat.Options{NewAgent: func(context.Context, service.Deps) (agent.Agent, []chat.HealthChecker, error) {
+		return a, nil, nil
+	}})
 	return stack.StartWith(t, []service.Def{def}, opts...)
 }
 

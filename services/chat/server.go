@@ -40,11 +40,9 @@ func migrations() *postgres.Migrations {
 
 // Options are what the binary plugs into the chat service.
 type Options struct {
-	// NewAgent builds the agent that answers messages.
-	NewAgent func(ctx context.Context, deps service.Deps) (agent.Agent, error)
-	// HealthCheckers are the stores the health endpoint checks after PostgreSQL (the vector
-	// store), in order; nil: PostgreSQL only.
-	HealthCheckers func(ctx context.Context, deps service.Deps) ([]HealthChecker, error)
+	// NewAgent builds the agent that answers messages, and the checks of the stores it
+	// depends on (the vector store), which the health endpoint reports after PostgreSQL.
+	NewAgent func(ctx context.Context, deps service.Deps) (agent.Agent, []HealthChecker, error)
 }
 
 // Service describes the chat service to the binary, with the production agent.
@@ -68,18 +66,11 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, o
 	if opts.NewAgent == nil {
 		return errors.New("chat: no agent")
 	}
-	a, err := opts.NewAgent(ctx, deps)
+	a, more, err := opts.NewAgent(ctx, deps)
 	if err != nil {
 		return err
 	}
-	checkers := []HealthChecker{postgresChecker{pool: deps.DB}}
-	if opts.HealthCheckers != nil {
-		more, err := opts.HealthCheckers(ctx, deps)
-		if err != nil {
-			return err
-		}
-		checkers = append(checkers, more...)
-	}
+	checkers := append([]HealthChecker{postgresChecker{pool: deps.DB}}, more...)
 	cfg := withDefaults(deps.Config.Chat)
 	st := &store{pool: deps.DB}
 	sess := newSessions(cfg.SessionIdleTimeout)

@@ -11,7 +11,9 @@ import (
 // productionOptions wires the production agent and stores.
 // INTERIM (chat issue in progress): replaced by the agent package's constructor.
 func productionOptions() Options {
-	return Options{NewAgent: func(context.Context, service.Deps) (agent.Agent, error) { return interimAgent{}, nil }}
+	return Options{NewAgent: func(context.Context, service.Deps) (agent.Agent, []HealthChecker, error) {
+		return interimAgent{}, nil, nil
+	}}
 }
 
 type interimAgent struct{}

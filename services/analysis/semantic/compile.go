@@ -177,7 +177,8 @@ func (c *compiler) checkQuery() error {
 	default:
 		return apperr.Invalid("time_granularity", "time_granularity", fmt.Sprintf("unknown granularity %q (day, week or month)", q.Granularity))
 	}
-	if q.Limit < 0 || q.Limit > MaxLimit {
+	// One row over the cap is allowed: the preview asks for it to tell a cut answer.
+	if q.Limit < 0 || q.Limit > MaxLimit+1 {
 		return apperr.Invalid("limit", "limit", fmt.Sprintf("must be between 1 and %d", MaxLimit))
 	}
 	if len(q.Metrics) == 0 || len(q.Metrics) > MaxMetrics {

@@ -154,7 +154,7 @@ func columnNames(t *catalog.Table) []string {
 }
 
 // setupPostgres creates the catalog's tables in a fresh database and loads the data set.
-func setupPostgres(t *testing.T, ds dataset) *pgxpool.Pool {
+func setupPostgres(t testing.TB, ds dataset) *pgxpool.Pool {
 	t.Helper()
 	db := pgtest.New(t)
 	ctx := context.Background()

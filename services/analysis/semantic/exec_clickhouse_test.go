@@ -27,8 +27,22 @@ func clickHouseURL() string {
 }
 
 // setupClickHouse creates a database of its own with the catalog's tables and the data set,
-// and returns a connection whose default database it is.
-func setupClickHouse(t *testing.T, ds dataset) driver.Conn {
+// and returns a connection whose default database it is. It skips t when ClickHouse is not
+// reachable, unless CI is set.
+func setupClickHouse(t testing.TB, ds dataset) driver.Conn {
+	t.Helper()
+	conn, err := openClickHouse(t, ds)
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("ClickHouse is not reachable at %s (scripts/clickhouse.sh starts it): %v", clickHouseURL(), err)
+		}
+		t.Fatalf("ClickHouse is not reachable at %s: %v", clickHouseURL(), err)
+	}
+	return conn
+}
+
+// openClickHouse is setupClickHouse returning the connection error instead of skipping.
+func openClickHouse(t testing.TB, ds dataset) (driver.Conn, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -42,10 +56,7 @@ func setupClickHouse(t *testing.T, ds dataset) driver.Conn {
 		err = admin.Ping(ctx)
 	}
 	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skipf("ClickHouse is not reachable at %s (scripts/clickhouse.sh starts it): %v", clickHouseURL(), err)
-		}
-		t.Fatalf("ClickHouse is not reachable at %s: %v", clickHouseURL(), err)
+		return nil, err
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -86,7 +97,7 @@ func setupClickHouse(t *testing.T, ds dataset) driver.Conn {
 			t.Fatalf("send %s: %v", tbl.Name, err)
 		}
 	}
-	return conn
+	return conn, nil
 }
 
 func chRunner(conn driver.Conn) runner {

@@ -42,8 +42,10 @@ var chTypes = map[catalog.Type]string{
 	catalog.TypeBool:   "UInt8",
 }
 
-// mutationWait bounds how long an upsert or tenant deletion waits for its mutation.
-const mutationWait = 2 * time.Minute
+// mutationWait bounds how long an upsert or tenant deletion waits for its mutation (a
+// mutation rewrites the parts it touches: seconds for dimension tables, longer for a large
+// tenant's orders).
+const mutationWait = 30 * time.Minute
 
 // chStore is the ClickHouse dialect.
 type chStore struct {

@@ -144,7 +144,8 @@ type ResultColumn struct {
 }
 
 // Writer loads the base tables. Row slices are written as given; the bulk methods do not
-// deduplicate (load a tenant once, or DeleteTenant first).
+// deduplicate (load a tenant once, or DeleteTenant first). Writers are safe for concurrent
+// use (demodata calls Orders from several goroutines).
 type Writer interface {
 	Shops(ctx context.Context, rows []Shop) error
 	Categories(ctx context.Context, rows []Category) error

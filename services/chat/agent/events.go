@@ -69,9 +69,11 @@ func (e *emitter) textDelta(s string) error {
 	return e.chunk(s, "")
 }
 
-// finish sends the closing chunk with the finish reason (when text was sent).
+// finish ends the text: the chat service sends the closing chunk (finish_reason "stop"),
+// so only another reason ("length": the loop bound) is sent, as an empty last chunk whose
+// finish_reason the service takes over.
 func (e *emitter) finish(reason string) error {
-	if !e.started {
+	if reason == "" || reason == "stop" {
 		return nil
 	}
 	return e.chunk("", reason)

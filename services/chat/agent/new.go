@@ -20,15 +20,21 @@ const AnalysisTarget = "analysis"
 // MetricsCollection is the vector collection of the metric catalogs.
 const MetricsCollection = "metrics"
 
-// HealthCheck is a dependency the chat service's health endpoint reports.
+// HealthCheck is a dependency the chat service's health endpoint reports; it satisfies
+// the chat service's HealthChecker (Name, Check).
 type HealthCheck struct {
-	// Name is the dependency, for example "vector_database".
-	Name string
-	// Kind is the implementation, for example postgres, qdrant or memory.
-	Kind string
-	// Check returns nil when the dependency works.
-	Check func(ctx context.Context) error
+	name, kind string
+	check      func(ctx context.Context) error
 }
+
+// Name is the dependency: "vector_store".
+func (h HealthCheck) Name() string { return h.name }
+
+// Kind is the implementation: postgres, qdrant or memory.
+func (h HealthCheck) Kind() string { return h.kind }
+
+// Check returns nil when the dependency answers.
+func (h HealthCheck) Check(ctx context.Context) error { return h.check(ctx) }
 
 // New builds the chat agent from configuration: the LLM agent when a model endpoint is
 // configured (cfg.LLMEnabled), the offline analyst otherwise; both with the tools over the
@@ -80,7 +86,7 @@ func New(ctx context.Context, cfg config.LLMConfig, dial func(target string) (*g
 	}
 	index := NewMetricIndex(store, embedder)
 	tools := NewRegistry(cfg.ToolResultMaxChars, Tools(analytics, index, nil)...)
-	checks := []HealthCheck{{Name: "vector_database", Kind: store.Name(), Check: store.Health}}
+	checks := []HealthCheck{{name: "vector_store", kind: store.Name(), check: store.Health}}
 
 	if !cfg.LLMEnabled() {
 		logger.Info("chat agent: offline analyst (no SHOPMIND_LLM_BASE_URL)", "vector_store", store.Name(), "embeddings", embedder.ID())

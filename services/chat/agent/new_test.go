@@ -121,7 +121,7 @@ func TestNewOfflineWithPostgres(t *testing.T) {
 	if _, ok := a.(*OfflineAnalyst); !ok {
 		t.Fatalf("%T", a)
 	}
-	if len(checks) != 1 || checks[0].Name != "vector_database" || checks[0].Kind != "postgres" || checks[0].Check(context.Background()) != nil {
+	if len(checks) != 1 || checks[0].Name() != "vector_store" || checks[0].Kind() != "postgres" || checks[0].Check(context.Background()) != nil {
 		t.Fatalf("%+v", checks)
 	}
 	ev := ask(t, a, "What was GMV by shop last 7 days?")
@@ -151,7 +151,7 @@ func TestNewLLMAgentFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	la, ok := a.(*LLMAgent)
-	if !ok || la.opts.MaxIterations != 2 || checks[0].Kind != "memory" {
+	if !ok || la.opts.MaxIterations != 2 || checks[0].Kind() != "memory" {
 		t.Fatalf("%T %+v", a, checks)
 	}
 	ev := ask(t, a, "hi")
@@ -167,7 +167,7 @@ func TestNewLLMAgentFromConfig(t *testing.T) {
 	// a memory store without a database
 	cfg = mustLLMConfig(t, map[string]string{})
 	a, checks, err = New(context.Background(), cfg, dial, nil, nil)
-	if err != nil || checks[0].Kind != "memory" {
+	if err != nil || checks[0].Kind() != "memory" {
 		t.Fatalf("%v %+v", err, checks)
 	}
 	if _, ok := a.(*OfflineAnalyst); !ok {
@@ -176,7 +176,7 @@ func TestNewLLMAgentFromConfig(t *testing.T) {
 	// qdrant by configuration (lazy: no server needed to build)
 	cfg = mustLLMConfig(t, map[string]string{"SHOPMIND_QDRANT_ADDR": "127.0.0.1:1"})
 	_, checks, err = New(context.Background(), cfg, dial, nil, nil)
-	if err != nil || checks[0].Kind != "qdrant" {
+	if err != nil || checks[0].Kind() != "qdrant" {
 		t.Fatalf("%v %+v", err, checks)
 	}
 }

@@ -96,7 +96,7 @@ func defaultTopN(dim string) int {
 	if dim == "goods" {
 		return 10
 	}
-	return 20
+	return 50
 }
 
 // Answer implements Agent.
@@ -581,9 +581,9 @@ func (a *OfflineAnalyst) narrative(q Question, byName map[string]MetricInfo, mai
 		}
 		h, _ := mv.value(hi, first)
 		l, _ := mv.value(lo, first)
-		unit := map[string][2]string{"day": {"day", "天"}, "week": {"week", "周"}, "month": {"month", "月"}}[q.Granularity]
+		unit := map[string][2]string{"day": {"day", "天"}, "week": {"week", "周"}, "month": {"month", "个月"}}[q.Granularity]
 		if zh {
-			fmt.Fprintf(&b, "共 %d 个%s数据点；最高为 %s（%s），最低为 %s（%s）。\n", rows, unit[1], mv.label(hi), formatValue(fm, h), mv.label(lo), formatValue(fm, l))
+			fmt.Fprintf(&b, "共 %d %s的数据；最高为 %s（%s），最低为 %s（%s）。\n", rows, unit[1], mv.label(hi), formatValue(fm, h), mv.label(lo), formatValue(fm, l))
 		} else {
 			fmt.Fprintf(&b, "Over %d %ss, the highest %s was %s (%s) and the lowest %s (%s).\n", rows, unit[0], unit[0], mv.label(hi), formatValue(fm, h), mv.label(lo), formatValue(fm, l))
 		}

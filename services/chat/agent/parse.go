@@ -52,7 +52,7 @@ var builtinTerms = map[string][]string{
 var dimensionTerms = map[string][]string{
 	"shop": {"shop", "shops", "store", "stores", "storefront", "店铺", "门店", "商店", "网店", "各店", "每个店", "每家店", "哪家店",
 		"哪个店"},
-	"goods": {"goods", "product", "products", "item", "items", "sku", "skus", "商品", "单品", "产品", "货品", "宝贝"},
+	"goods":    {"goods", "product", "products", "item", "items", "sku", "skus", "商品", "单品", "产品", "货品", "宝贝"},
 	"category": {"category", "categories", "类目", "品类", "分类", "类别"},
 	"staff":    {"staff", "employee", "employees", "salesperson", "salespeople", "员工", "店员", "负责人", "业务员"},
 	"platform": {"platform", "platforms", "channel", "channels", "marketplace", "marketplaces", "平台", "渠道"},

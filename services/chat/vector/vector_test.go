@@ -93,10 +93,10 @@ func TestHashEmbedderFindsMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]string{
-		"销售额":                      "gmv",
-		"orders by shop":           "order_count",
-		"GMV by shop last 7 days":  "gmv",
-		"上个月各类目的销售额是多少":            "gmv",
+		"销售额":                     "gmv",
+		"orders by shop":          "order_count",
+		"GMV by shop last 7 days": "gmv",
+		"上个月各类目的销售额是多少": "gmv",
 		"客单价":                      "avg_order_value",
 		"how many buyers":          "buyers",
 		"units sold this month":    "units_sold",

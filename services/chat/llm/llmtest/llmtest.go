@@ -55,11 +55,11 @@ type Request struct {
 // Server is the fake API. Its base URL (for llm.Config.BaseURL) is URL + "/v1".
 type Server struct {
 	*httptest.Server
-	mu         sync.Mutex
-	replies    []Reply
-	next       int
-	requests   []Request
-	embeddings [][]string
+	mu          sync.Mutex
+	replies     []Reply
+	next        int
+	requests    []Request
+	embeddings  [][]string
 	embedStatus int
 }
 

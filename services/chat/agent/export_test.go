@@ -1,0 +1,4 @@
+package agent
+
+// FormatNumber exports formatNumber to the external tests.
+var FormatNumber = formatNumber
