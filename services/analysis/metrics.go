@@ -21,12 +21,12 @@ import (
 
 // metricRecord is a stored metric definition.
 type metricRecord struct {
-	ID                         int64
-	Name, DisplayName, Desc    string
-	Group, Type                string
-	Config                     *analysisv1.MetricConfig
-	Synonyms                   []string
-	CreatedAt, UpdatedAt       time.Time
+	ID                      int64
+	Name, DisplayName, Desc string
+	Group, Type             string
+	Config                  *analysisv1.MetricConfig
+	Synonyms                []string
+	CreatedAt, UpdatedAt    time.Time
 }
 
 // metrics is the metric definitions' store and rules.
