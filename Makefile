@@ -66,16 +66,18 @@ build:
 deps:
 	./scripts/test-deps.sh
 
-run: build deps
+run: build
+	./scripts/postgres.sh
 	@echo "ShopMind: REST gateway http://$${SHOPMIND_HTTP_ADDR:-127.0.0.1:8080}  gRPC $${SHOPMIND_GRPC_ADDR:-127.0.0.1:9090}"
 	@echo "  try: curl -s localhost:8080/healthz ; grpcurl -plaintext localhost:9090 list"
-	@echo "  login (once the tenant service lands): tenant demo, user admin, password $${SHOPMIND_ADMIN_PASSWORD:-admin123}"
+	@echo "  login: tenant demo, user admin, password $${SHOPMIND_ADMIN_PASSWORD:-admin123}"
 	SHOPMIND_DEMO_DATA=$${SHOPMIND_DEMO_DATA:-true} $(BIN)/shopmind serve
 
 # Like run, over HTTPS with HTTP/2, using a self-signed certificate for localhost written to
 # the git-ignored .devcert/ (reused while valid). curl needs --cacert .devcert/cert.pem.
 DEVCERT_DIR := $(CURDIR)/.devcert
-run-tls: build deps
+run-tls: build
+	./scripts/postgres.sh
 	$(BIN)/shopmind devcert --dir $(DEVCERT_DIR) >/dev/null
 	@echo "ShopMind: REST gateway https://$${SHOPMIND_HTTP_ADDR:-127.0.0.1:8080}  gRPC $${SHOPMIND_GRPC_ADDR:-127.0.0.1:9090}"
 	@echo "  try: curl --cacert $(DEVCERT_DIR)/cert.pem https://localhost:8080/healthz"
