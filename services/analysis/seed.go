@@ -56,10 +56,18 @@ func (st *state) seed(ctx context.Context, deps service.Deps) error {
 	if n > 0 {
 		return nil // seeded before
 	}
-	stats, err := demodata.Generate(ctx, st.store.Writer(), demodata.Options{TenantID: tenantID, Orders: DemoOrders, Seed: 1,
-		Now: time.Now().UTC().Truncate(24 * time.Hour)})
+	existing, err := demodata.ExistingOrders(ctx, st.store, tenantID)
 	if err != nil {
 		return err
+	}
+	loaded := int(existing)
+	if existing == 0 { // `shopmind demo-data` may have loaded orders already
+		stats, err := demodata.Generate(ctx, st.store.Writer(), demodata.Options{TenantID: tenantID, Orders: DemoOrders, Seed: 1,
+			Now: time.Now().UTC().Truncate(24 * time.Hour)})
+		if err != nil {
+			return err
+		}
+		loaded = stats.Orders
 	}
 	ids := map[string]int64{}
 	for _, m := range DemoMetrics() {
@@ -76,6 +84,6 @@ func (st *state) seed(ctx context.Context, deps service.Deps) error {
 	if _, err := st.metrics.create(ctx, tenantID, aov); err != nil {
 		return err
 	}
-	deps.Logger.Info("demo data loaded", "tenant", "demo", "orders", stats.Orders, "metrics", len(ids)+1)
+	deps.Logger.Info("demo data loaded", "tenant", "demo", "orders", loaded, "metrics", len(ids)+1)
 	return nil
 }

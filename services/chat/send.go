@@ -70,8 +70,6 @@ type exchanges struct {
 	sessions *sessions
 	cfg      config.ChatConfig
 	log      *slog.Logger
-	// wg counts running pipelines (tests and shutdown wait on it).
-	wg sync.WaitGroup
 }
 
 // exchangeRequest is one user message, whatever the API version.
@@ -218,9 +216,7 @@ func (x *exchanges) start(id *authn.Identity, st *sessionState, req *agent.Reque
 	ctx, cancel := context.WithTimeout(authn.WithIdentity(context.Background(), id), x.cfg.PipelineTimeout)
 	var cancelDeliver context.CancelFunc
 	p.deliverBy, cancelDeliver = context.WithTimeout(context.Background(), x.cfg.PipelineTimeout+storeTimeout+5*time.Second)
-	x.wg.Add(1)
 	go func() {
-		defer x.wg.Done()
 		defer cancelDeliver()
 		defer x.sessions.release(st)
 		defer st.releaseTurn()

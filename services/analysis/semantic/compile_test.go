@@ -334,7 +334,7 @@ func TestCompileErrors(t *testing.T) {
 		{"sort by time without buckets", func() *Query {
 			return with(query([]string{"gmv"}, nil, ""), func(q *Query) { q.Sort = []SortKey{{Field: "time"}} })
 		}, apperr.KindInvalid, []string{"sort[0].field"}},
-		{"limit", func() *Query { return with(query([]string{"gmv"}, nil, ""), func(q *Query) { q.Limit = 10001 }) }, apperr.KindInvalid, []string{"limit"}},
+		{"limit", func() *Query { return with(query([]string{"gmv"}, nil, ""), func(q *Query) { q.Limit = MaxLimit + 2 }) }, apperr.KindInvalid, []string{"limit"}},
 		{"negative limit", func() *Query { return with(query([]string{"gmv"}, nil, ""), func(q *Query) { q.Limit = -1 }) }, apperr.KindInvalid, []string{"limit"}},
 		{"empty range", func() *Query { return with(query([]string{"gmv"}, nil, ""), func(q *Query) { q.End = q.Start }) }, apperr.KindInvalid, []string{"start_time"}},
 		{"no start", func() *Query { return with(query([]string{"gmv"}, nil, ""), func(q *Query) { q.Start = time.Time{} }) }, apperr.KindInvalid, []string{"start_time"}},
