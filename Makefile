@@ -87,8 +87,10 @@ run-tls: build
 test: deps
 	go test -count=1 $(TEST_FLAGS) ./...
 
+# SHOPMIND_BENCH_ORDERS sizes the analytics benchmark (10 million orders, loaded once into
+# database shopmind_bench_analytics and ClickHouse database shopmind_bench, kept for later runs).
 bench: deps build
-	go test -run '^$$' -bench '$(BENCH)' -benchmem ./...
+	SHOPMIND_BENCH_ORDERS=$${SHOPMIND_BENCH_ORDERS:-10000000} go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 2h ./...
 
 clean:
 	rm -rf bin third_party

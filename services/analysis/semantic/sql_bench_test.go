@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,11 +19,11 @@ import (
 // two lines per order), for example:
 //
 //	SHOPMIND_SEMANTIC_BENCH_ORDERS=10000000 go test ./services/analysis/semantic/ \
-//	    -run '^$' -bench 'SQL' -benchtime 5x -timeout 2h
+//	    -run SQLVersusHandWritten -v -timeout 3h
 //
-// Each shape reports generated/<dialect> and handwritten/<dialect>; compare their ns/op.
+// It logs, per shape and store, the median time of each statement and their ratio.
 
-func benchOrders(b *testing.B) int {
+func benchOrders(b testing.TB) int {
 	n, _ := strconv.Atoi(os.Getenv("SHOPMIND_SEMANTIC_BENCH_ORDERS"))
 	if n <= 0 {
 		b.Skip("set SHOPMIND_SEMANTIC_BENCH_ORDERS to run")
@@ -86,8 +87,8 @@ func sqlShapes() []sqlShape {
 					WHERE i_tenant_id = $1 AND ordered_at >= $2 AND ordered_at < $3 AND status IN ('paid', 'shipped', 'completed') GROUP BY 1, 2),
 				i AS (SELECT date_trunc('month', ordered_at AT TIME ZONE 'UTC') m, shop_id, sum(amount) sales, sum(cost_amount) cost FROM basic_order_items
 					WHERE i_tenant_id = $1 AND ordered_at >= $2 AND ordered_at < $3 GROUP BY 1, 2)
-				SELECT m, shop_id, s.shop_name, o.gmv, i.sales, (i.sales - i.cost) / NULLIF(i.sales, 0)
-				FROM o FULL JOIN i USING (m, shop_id) LEFT JOIN basic_shops s ON s.i_tenant_id = $1 AND s.shop_id = shop_id
+				SELECT x.m, x.shop_id, s.shop_name, x.gmv, x.sales, (x.sales - x.cost) / NULLIF(x.sales, 0)
+				FROM (o FULL JOIN i USING (m, shop_id)) AS x LEFT JOIN basic_shops s ON s.i_tenant_id = $1 AND s.shop_id = x.shop_id
 				ORDER BY 1, 4 DESC NULLS LAST LIMIT 100`,
 			ch: `SELECT m, shop_id, shop_name, gmv, sales, (sales - cost) / NULLIF(sales, 0) FROM (
 					SELECT m, shop_id, gmv, sales, cost FROM
@@ -105,7 +106,7 @@ func sqlShapes() []sqlShape {
 
 // Volume generation, the same rows in both stores: 50 shops, 20 categories, 5000 goods,
 // orders spread over 180 days from 2024-01-01, two lines per order.
-func pgGenerate(b *testing.B, pool *pgxpool.Pool, n int) {
+func pgGenerate(b testing.TB, pool *pgxpool.Pool, n int) {
 	ctx := context.Background()
 	for _, tbl := range baseCatalog.Tables {
 		stmts := []string{fmt.Sprintf(`ALTER TABLE %q ADD PRIMARY KEY (i_tenant_id, %q)`, tbl.Name, tbl.Key)}
@@ -148,7 +149,7 @@ func pgGenerate(b *testing.B, pool *pgxpool.Pool, n int) {
 	}
 }
 
-func chGenerate(b *testing.B, conn driver.Conn, n int) {
+func chGenerate(b testing.TB, conn driver.Conn, n int) {
 	ctx := context.Background()
 	ts := "toDateTime('2024-01-01 00:00:00', 'UTC') + ((o * 7919) % (180 * 86400))"
 	gen := []string{
@@ -181,62 +182,77 @@ func chGenerate(b *testing.B, conn driver.Conn, n int) {
 	}
 }
 
-func BenchmarkSQL(b *testing.B) {
-	n := benchOrders(b)
-	ctx := context.Background()
-	db := setupPostgres(b, nil)
-	pgGenerate(b, db, n)
-	conn, err := openClickHouse(b, nil)
-	if err != nil {
-		b.Logf("ClickHouse not measured: %v", err)
-	} else {
-		chGenerate(b, conn, n)
+// TestSQLVersusHandWritten runs the generated and the hand-written statement of each shape
+// alternately (after one warm-up run each) and logs the median times and their ratio.
+func TestSQLVersusHandWritten(t *testing.T) {
+	n := benchOrders(t)
+	rounds := 9
+	if v, _ := strconv.Atoi(os.Getenv("SHOPMIND_SEMANTIC_BENCH_ROUNDS")); v > 0 {
+		rounds = v
 	}
-	for _, s := range sqlShapes() {
-		q := s.q()
-		run := func(b *testing.B, f func() error) {
-			if err := f(); err != nil { // warm-up, and fail early
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+	ctx := context.Background()
+	start := time.Now()
+	db := setupPostgres(t, nil)
+	pgGenerate(t, db, n)
+	t.Logf("PostgreSQL: %d orders generated in %s", n+n/4, time.Since(start).Round(time.Second))
+	conn, err := openClickHouse(t, nil)
+	if err != nil {
+		t.Logf("ClickHouse not measured: %v", err)
+	} else {
+		start = time.Now()
+		chGenerate(t, conn, n)
+		t.Logf("ClickHouse: generated in %s", time.Since(start).Round(time.Second))
+	}
+	measure := func(name string, gen, hand func() error) {
+		var g, h []time.Duration
+		for i := 0; i <= rounds; i++ {
+			for k, f := range []func() error{gen, hand} {
+				t0 := time.Now()
 				if err := f(); err != nil {
-					b.Fatal(err)
+					t.Fatalf("%s: %v", name, err)
+				}
+				if i > 0 { // the first round warms up
+					if k == 0 {
+						g = append(g, time.Since(t0))
+					} else {
+						h = append(h, time.Since(t0))
+					}
 				}
 			}
 		}
+		mg, mh := median(g), median(h)
+		t.Logf("%-45s generated %9s  hand-written %9s  ratio %.2f", name, mg.Round(time.Microsecond*100), mh.Round(time.Microsecond*100), float64(mg)/float64(mh))
+	}
+	for _, s := range sqlShapes() {
+		q := s.q()
 		pgc, err := Compile(q, baseCatalog, Postgres())
 		if err != nil {
-			b.Fatal(err)
+			t.Fatal(err)
 		}
-		b.Run(s.name+"/generated/postgres", func(b *testing.B) {
-			run(b, func() error { _, err := pgRows(ctx, db, pgc.SQL, pgc.Args...); return err })
-		})
-		b.Run(s.name+"/handwritten/postgres", func(b *testing.B) {
-			run(b, func() error { _, err := pgRows(ctx, db, s.pg, q.TenantID, q.Start, q.End); return err })
-		})
+		measure(s.name+" postgres",
+			func() error { _, err := pgRows(ctx, db, pgc.SQL, pgc.Args...); return err },
+			func() error { _, err := pgRows(ctx, db, s.pg, q.TenantID, q.Start, q.End); return err })
 		if conn == nil {
 			continue
 		}
 		chc, err := Compile(q, baseCatalog, ClickHouse())
 		if err != nil {
-			b.Fatal(err)
+			t.Fatal(err)
 		}
 		var chArgs []any
-		for k := 0; k < countByte(s.ch, '?'); k += 3 {
+		for len(chArgs) < countByte(s.ch, '?') {
 			chArgs = append(chArgs, q.TenantID, q.Start, q.End)
 		}
-		chArgs = chArgs[:countByte(s.ch, '?')]
-		b.Run(s.name+"/generated/clickhouse", func(b *testing.B) {
-			run(b, func() error { _, err := chRunner(conn)(ctx, chc); return err })
-		})
-		b.Run(s.name+"/handwritten/clickhouse", func(b *testing.B) {
-			run(b, func() error {
-				_, err := chRunner(conn)(ctx, &Compiled{SQL: s.ch, Args: chArgs})
-				return err
-			})
-		})
+		hand := &Compiled{SQL: s.ch, Args: chArgs[:countByte(s.ch, '?')]}
+		measure(s.name+" clickhouse",
+			func() error { _, err := chRunner(conn)(ctx, chc); return err },
+			func() error { _, err := chRunner(conn)(ctx, hand); return err })
 	}
+}
+
+func median(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
 }
 
 func countByte(s string, c byte) int {

@@ -1,0 +1,92 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Basic service defaults.
+const (
+	DefaultSyncTimeout            = 2 * time.Minute
+	DefaultUpstreamTimeout        = 15 * time.Second
+	DefaultUpstreamRetries        = 2
+	DefaultWarehouseRetryInterval = 10 * time.Second
+	// MaxUpstreamRetries bounds SHOPMIND_SYNC_RETRIES.
+	MaxUpstreamRetries = 10
+)
+
+// BasicConfig configures the basic service (services/basic/BASIC.md lists every variable):
+// the platform and partner A integrations its sync endpoints call, and how it keeps the
+// analytical store in step.
+type BasicConfig struct {
+	// PlatformURL is the base URL of the platform goods API (SHOPMIND_PLATFORM_URL); empty:
+	// sync-from-platform answers 503 "not configured".
+	PlatformURL string
+	// PlatformKey is the platform API key (SHOPMIND_PLATFORM_KEY).
+	PlatformKey string
+	// PartnerAURL is the base URL of partner A's SKU API (SHOPMIND_PARTNER_A_URL); empty:
+	// sync-sku-from-partner_a answers 503 "not configured".
+	PartnerAURL string
+	// PartnerAKey is partner A's API key (SHOPMIND_PARTNER_A_KEY).
+	PartnerAKey string
+	// SyncTimeout bounds one sync call as a whole (SHOPMIND_SYNC_TIMEOUT); beyond it the sync
+	// stops (pages already written stay) and answers 504.
+	SyncTimeout time.Duration
+	// UpstreamTimeout bounds one HTTP request to the platform or partner A
+	// (SHOPMIND_SYNC_REQUEST_TIMEOUT).
+	UpstreamTimeout time.Duration
+	// UpstreamRetries is how often a failed upstream request is retried
+	// (SHOPMIND_SYNC_RETRIES, 0 to 10).
+	UpstreamRetries int
+	// WarehouseRetryInterval is how often the background loop retries writes to the
+	// analytical store that failed during a request (SHOPMIND_WAREHOUSE_RETRY_INTERVAL).
+	WarehouseRetryInterval time.Duration
+}
+
+// loadBasic reads the basic service's variables, appending a message naming the variable
+// to errs for each malformed value.
+func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
+	cfg := BasicConfig{SyncTimeout: DefaultSyncTimeout, UpstreamTimeout: DefaultUpstreamTimeout,
+		UpstreamRetries: DefaultUpstreamRetries, WarehouseRetryInterval: DefaultWarehouseRetryInterval}
+	httpURL := func(key string) string {
+		v := strings.TrimSpace(getenv(key))
+		if v == "" {
+			return ""
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			*errs = append(*errs, fmt.Sprintf("%s: %q is not an http(s) URL", key, redactURL(v)))
+			return ""
+		}
+		return strings.TrimRight(v, "/")
+	}
+	duration := func(key string, dst *time.Duration) {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				*errs = append(*errs, fmt.Sprintf("%s: %q is not a positive duration", key, v))
+				return
+			}
+			*dst = d
+		}
+	}
+	cfg.PlatformURL = httpURL("SHOPMIND_PLATFORM_URL")
+	cfg.PlatformKey = strings.TrimSpace(getenv("SHOPMIND_PLATFORM_KEY"))
+	cfg.PartnerAURL = httpURL("SHOPMIND_PARTNER_A_URL")
+	cfg.PartnerAKey = strings.TrimSpace(getenv("SHOPMIND_PARTNER_A_KEY"))
+	duration("SHOPMIND_SYNC_TIMEOUT", &cfg.SyncTimeout)
+	duration("SHOPMIND_SYNC_REQUEST_TIMEOUT", &cfg.UpstreamTimeout)
+	duration("SHOPMIND_WAREHOUSE_RETRY_INTERVAL", &cfg.WarehouseRetryInterval)
+	if v := strings.TrimSpace(getenv("SHOPMIND_SYNC_RETRIES")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > MaxUpstreamRetries {
+			*errs = append(*errs, fmt.Sprintf("SHOPMIND_SYNC_RETRIES: %q is not an integer between 0 and %d", v, MaxUpstreamRetries))
+		} else {
+			cfg.UpstreamRetries = n
+		}
+	}
+	return cfg
+}
