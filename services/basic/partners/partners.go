@@ -201,9 +201,10 @@ func checkBaseURL(raw string) (string, error) {
 	if base == "" {
 		return "", errors.New("no base URL configured")
 	}
+	// The URL is never quoted: a misconfigured one may hold a credential.
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("base URL %q is not an http(s) URL", raw)
+		return "", errors.New("the base URL is not an absolute http(s) URL")
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(base, "?") {
 		return "", errors.New("the base URL must hold no user info, query or fragment (the key goes in its own setting)")
@@ -308,6 +309,10 @@ func (c *client) attempt(ctx context.Context, op string, build func(context.Cont
 			return c.fail(op, ErrMalformed, status, false, "HTTP %d with Content-Type %q, not application/json", status, shorten(resp.Header.Get("Content-Type")))
 		}
 		if err := accept(body); err != nil {
+			var pce *partnerCodeError
+			if errors.As(err, &pce) {
+				return c.fail(op, ErrRejected, status, false, "%s", c.scrub(err.Error()))
+			}
 			return c.fail(op, ErrMalformed, status, false, "%s", c.scrub(err.Error()))
 		}
 		return nil
