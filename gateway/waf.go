@@ -658,6 +658,7 @@ type memoRx struct {
 	re     *regexp.Regexp
 	bin    *binaryregexp.Regexp
 	needle []string // one of these (lowercase) is in every match; nil: no pre-filter
+	bytes  *byteSet // one of these bytes is in every match; nil: no pre-filter
 }
 
 func newMemoRx(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
@@ -677,8 +678,12 @@ func newMemoRx(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
 	}
 	op.re = re
 	if parsed, err := syntax.Parse(data, syntax.Perl); err == nil {
-		if lits, ok := rxRequired(parsed.Simplify()); ok {
+		simple := parsed.Simplify()
+		if lits, ok := rxRequired(simple); ok {
 			op.needle = lits
+		}
+		if set, ok := rxRequiredBytes(simple); ok {
+			op.bytes = &set
 		}
 	}
 	return op, nil
@@ -686,7 +691,7 @@ func newMemoRx(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
 
 func (o *memoRx) Evaluate(tx plugintypes.TransactionState, value string) bool {
 	// The pre-filter first: it answers most inputs without touching the cache.
-	if o.needle != nil && !containsAnyFolded(value, o.needle) {
+	if o.needle != nil && !containsAnyFolded(value, o.needle) || o.bytes != nil && !o.bytes.in(value) {
 		return false
 	}
 	capturing := tx.Capturing()
@@ -713,6 +718,11 @@ func (o *memoRx) Evaluate(tx plugintypes.TransactionState, value string) bool {
 	case o.bin != nil:
 		match = o.bin.MatchString(value)
 	case capturing:
+		// Most inputs do not match: find that out without tracking captures (Go's matcher
+		// is markedly cheaper without them), and capture only on a match.
+		if !o.re.MatchString(value) {
+			break
+		}
 		m := o.re.FindStringSubmatchIndex(value)
 		match = m != nil
 		for i := 0; i < len(m)/2 && i < 9; i++ {
@@ -826,6 +836,102 @@ func rxRequired(re *syntax.Regexp) ([]string, bool) {
 		return slices.Compact(all), len(all) > 0
 	}
 	return nil, false
+}
+
+// byteSet is a set of bytes, one of which is in every match of a pattern.
+type byteSet [256]bool
+
+func (b *byteSet) in(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if b[s[i]] {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *byteSet) size() int {
+	n := 0
+	for _, in := range b {
+		if in {
+			n++
+		}
+	}
+	return n
+}
+
+// maxByteSet bounds a useful byte set: beyond it nearly every input passes.
+const maxByteSet = 48
+
+// rxRequiredBytes returns a set of bytes one of which occurs in every match of re. A rune
+// outside ASCII puts every byte from 0x80 in the set (its UTF-8 encoding has such a byte);
+// case folding adds the other case (and, for k and s, the bytes of U+212A and U+017F).
+func rxRequiredBytes(re *syntax.Regexp) (byteSet, bool) {
+	var set byteSet
+	addRune := func(r rune, fold bool) {
+		if r >= utf8.RuneSelf {
+			for c := 0x80; c < 0x100; c++ {
+				set[c] = true
+			}
+			return
+		}
+		set[r] = true
+		if fold {
+			set[unicode.ToLower(r)] = true
+			set[unicode.ToUpper(r)] = true
+			if l := unicode.ToLower(r); l == 'k' || l == 's' {
+				for c := 0x80; c < 0x100; c++ {
+					set[c] = true
+				}
+			}
+		}
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		if len(re.Rune) == 0 {
+			return set, false
+		}
+		addRune(re.Rune[0], re.Flags&syntax.FoldCase != 0)
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if hi >= utf8.RuneSelf {
+				addRune(utf8.RuneSelf, false)
+				hi = utf8.RuneSelf - 1
+			}
+			for r := lo; r <= hi; r++ {
+				addRune(r, false)
+			}
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		return rxRequiredBytes(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min < 1 {
+			return set, false
+		}
+		return rxRequiredBytes(re.Sub[0])
+	case syntax.OpConcat:
+		best, found := set, false
+		for _, sub := range re.Sub {
+			if s, ok := rxRequiredBytes(sub); ok && (!found || s.size() < best.size()) {
+				best, found = s, true
+			}
+		}
+		return best, found
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			s, ok := rxRequiredBytes(sub)
+			if !ok {
+				return set, false
+			}
+			for c, in := range s {
+				set[c] = set[c] || in
+			}
+		}
+	default:
+		return set, false
+	}
+	return set, set.size() <= maxByteSet
 }
 
 // containsAnyFolded reports whether s contains one of the lowercase ASCII literals, ignoring

@@ -11,7 +11,7 @@ import (
 // Basic service defaults.
 const (
 	DefaultSyncTimeout            = 2 * time.Minute
-	DefaultUpstreamTimeout        = 15 * time.Second
+	DefaultSyncRequestTimeout     = 15 * time.Second
 	DefaultUpstreamRetries        = 2
 	DefaultWarehouseRetryInterval = 10 * time.Second
 	// MaxUpstreamRetries bounds SHOPMIND_SYNC_RETRIES.
@@ -49,7 +49,7 @@ type BasicConfig struct {
 // loadBasic reads the basic service's variables, appending a message naming the variable
 // to errs for each malformed value.
 func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
-	cfg := BasicConfig{SyncTimeout: DefaultSyncTimeout, UpstreamTimeout: DefaultUpstreamTimeout,
+	cfg := BasicConfig{SyncTimeout: DefaultSyncTimeout, UpstreamTimeout: DefaultSyncRequestTimeout,
 		UpstreamRetries: DefaultUpstreamRetries, WarehouseRetryInterval: DefaultWarehouseRetryInterval}
 	httpURL := func(key string) string {
 		v := strings.TrimSpace(getenv(key))

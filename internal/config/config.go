@@ -63,6 +63,7 @@ type Config struct {
 	// Analytics configures the analytical store (analytics.go).
 	Analytics AnalyticsConfig
 	Chat      ChatConfig
+	LLM       LLMConfig
 	Basic     BasicConfig
 	// Discovery configures etcd service discovery; off without SHOPMIND_ETCD_ENDPOINTS.
 	Discovery discovery.Config
@@ -168,6 +169,7 @@ func load(getenv func(string) string) (*Config, error) {
 	cfg.WAF = loadWAF(getenv, &errs)
 	cfg.Analytics = loadAnalytics(getenv, &errs)
 	cfg.Chat = loadChat(getenv, &errs)
+	cfg.LLM = loadLLM(getenv, &errs)
 	cfg.Basic = loadBasic(getenv, &errs)
 	var discoveryErrs []string
 	cfg.Discovery, discoveryErrs = discovery.ConfigFromEnv(getenv)

@@ -1,28 +1,130 @@
-// Package basic is the Basic data service: orders, goods, categories, shops, goods management, link templates, partner and platform sync.
+// Package basic is the basic data service: the tenant's shops, goods categories, goods
+// (with SKUs) and link-analysis templates, the orders listing, the 17 goods-management
+// endpoints, and goods sync from the platform and SKU sync from partner A.
 //
-// Not built yet: every RPC of its contract is registered and answers an honest 501
-// "not implemented" until the issue that builds this service lands.
+// # Sources of truth
+//
+//   - Shops, categories, goods, SKUs and templates live in PostgreSQL schema basic (this
+//     package's migrations). Every shop, category and goods change is queued in the same
+//     transaction (statement triggers fill basic.warehouse_outbox) and, once the request's
+//     transaction has committed, pushed to the analytical store's basic_shops,
+//     basic_categories and basic_goods with the warehouse Writer's upserts before the
+//     request answers, so metrics by category or staff see it at once. A push that fails
+//     is logged and stays queued; a background loop retries it every
+//     SHOPMIND_WAREHOUSE_RETRY_INTERVAL (the request still succeeds: its change is
+//     committed and durable). See outbox.go.
+//   - Orders live only in the analytical store (basic_orders, basic_order_items): the
+//     orders listing queries it with SQL generated for its dialect (orders.go), so the
+//     orders listed are the orders metrics count.
+//
+// # Cross-schema reads
+//
+// Staff members are tenant users: staff ids are checked, and staff names read, with
+// read-only SQL on tenant.users of the caller's tenant; template metric ids are checked
+// against analysis.metrics of the caller's tenant. Both schemas live in the same platform
+// database; this service never writes them.
 package basic
 
 import (
 	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
 	"github.com/shopmind/shopmind/gateway"
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/services/analysis/warehouse"
+	"github.com/shopmind/shopmind/services/basic/partners"
 )
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
 
 // Service describes the basic service to the binary.
 func Service() service.Def {
+	sub, _ := fs.Sub(migrationFiles, "migrations")
+	st := &state{}
 	return service.Def{
-		Name: "basic",
-		Register: func(_ context.Context, s grpc.ServiceRegistrar, _ service.Deps) error {
-			basicv1.RegisterBasicDataServiceServer(s, basicv1.UnimplementedBasicDataServiceServer{})
-			basicv1.RegisterGoodsServiceServer(s, basicv1.UnimplementedGoodsServiceServer{})
-			return nil
-		},
-		Gateway: gateway.Routes(basicv1.RegisterBasicDataServiceHandler, basicv1.RegisterGoodsServiceHandler),
+		Name:       "basic",
+		Migrations: &postgres.Migrations{Service: "basic", FS: sub},
+		Register:   st.register,
+		Gateway:    gateway.Routes(basicv1.RegisterBasicDataServiceHandler, basicv1.RegisterGoodsServiceHandler),
+		Seed:       st.seed,
 	}
+}
+
+// state is what Register builds and Seed uses.
+type state struct {
+	core *core
+}
+
+// core is what every handler of the service shares.
+type core struct {
+	pool     *pgxpool.Pool
+	store    *store
+	wh       warehouse.Store
+	outbox   *outbox
+	log      *slog.Logger
+	cfg      config.BasicConfig
+	platform *partners.Platform // nil: SHOPMIND_PLATFORM_URL unset
+	// queryTimeout bounds each analytical query of the orders listing.
+	queryTimeout time.Duration
+	partnerA     *partners.PartnerA // nil: SHOPMIND_PARTNER_A_URL unset
+}
+
+func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
+	wh, err := warehouse.Open(ctx, deps.Config.Analytics.URL, deps.DB, deps.Logger)
+	if err != nil {
+		return fmt.Errorf("analytical store: %w", err)
+	}
+	// Idempotent: the analysis service does the same; this keeps the basic target usable
+	// on its own.
+	if err := wh.EnsureSchema(ctx); err != nil {
+		return fmt.Errorf("analytical store schema: %w", err)
+	}
+	cfg := deps.Config.Basic
+	c := &core{pool: deps.DB, store: &store{pool: deps.DB}, wh: wh, log: deps.Logger, cfg: cfg,
+		queryTimeout: deps.Config.Analytics.QueryTimeout}
+	c.outbox = &outbox{pool: deps.DB, wh: wh, log: deps.Logger}
+	if cfg.PlatformURL != "" {
+		c.platform = partners.NewPlatform(partners.Config{BaseURL: cfg.PlatformURL, APIKey: cfg.PlatformKey,
+			Timeout: cfg.UpstreamTimeout, MaxRetries: retries(cfg.UpstreamRetries)})
+	}
+	if cfg.PartnerAURL != "" {
+		c.partnerA = partners.NewPartnerA(partners.Config{BaseURL: cfg.PartnerAURL, APIKey: cfg.PartnerAKey,
+			Timeout: cfg.UpstreamTimeout, MaxRetries: retries(cfg.UpstreamRetries)})
+	}
+	st.core = c
+	go c.outbox.run(ctx, cfg.WarehouseRetryInterval)
+	basicv1.RegisterBasicDataServiceServer(s, &dataServer{c: c})
+	basicv1.RegisterGoodsServiceServer(s, &goodsServer{c: c})
+	return nil
+}
+
+// retries maps SHOPMIND_SYNC_RETRIES (0: none) to partners.Config.MaxRetries (0: the
+// default, negative: none).
+func retries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// caller returns the verified identity (the interceptor guarantees one on non-public RPCs).
+func caller(ctx context.Context) (*authn.Identity, error) {
+	id := authn.FromContext(ctx)
+	if id == nil {
+		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	}
+	return id, nil
 }

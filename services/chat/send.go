@@ -189,6 +189,8 @@ type pipeline struct {
 	// deliverBy bounds how long delivery waits for a caller that stays connected but stops
 	// reading: the pipeline timeout plus a grace period.
 	deliverBy context.Context
+	// usage collects the model tokens the agents report (agent.WithUsage).
+	usage agent.Usage
 
 	mu       sync.Mutex // serializes emits and guards the reply
 	finished bool
@@ -214,6 +216,7 @@ func (x *exchanges) start(id *authn.Identity, st *sessionState, req *agent.Reque
 	// Not derived from the request: the reply is produced and stored even when the caller
 	// leaves. The caller's identity goes along for the agents' calls to other services.
 	ctx, cancel := context.WithTimeout(authn.WithIdentity(context.Background(), id), x.cfg.PipelineTimeout)
+	ctx = agent.WithUsage(ctx, &p.usage)
 	var cancelDeliver context.CancelFunc
 	p.deliverBy, cancelDeliver = context.WithTimeout(context.Background(), x.cfg.PipelineTimeout+storeTimeout+5*time.Second)
 	go func() {
@@ -409,8 +412,12 @@ func (p *pipeline) finish(agentErr error) {
 		p.deliver(&chatv2.SendMessageResponse{ConversationId: p.convID, Type: eventError,
 			Event: &chatv2.SendMessageResponse_Error{Error: errEv}})
 	}
+	done := &chatv2.DoneEvent{MessageId: messageID, FinishReason: finishReason}
+	if prompt, completion, total := p.usage.Totals(); total > 0 {
+		done.Usage = &chatv2.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: total}
+	}
 	p.deliver(&chatv2.SendMessageResponse{ConversationId: p.convID, Type: p.endType,
-		Event: &chatv2.SendMessageResponse_Done{Done: &chatv2.DoneEvent{MessageId: messageID, FinishReason: finishReason}}})
+		Event: &chatv2.SendMessageResponse_Done{Done: done}})
 	close(p.events)
 }
 

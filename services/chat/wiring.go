@@ -3,21 +3,23 @@ package chat
 import (
 	"context"
 
-	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/chat/agent"
 )
 
-// productionOptions wires the production agent and stores.
-// INTERIM (chat issue in progress): replaced by the agent package's constructor.
+// productionOptions wires the production agent: the LLM agent when SHOPMIND_LLM_BASE_URL is
+// set, the built-in offline analyst otherwise, both over the semantic layer; the vector
+// store's health joins the health endpoint.
 func productionOptions() Options {
-	return Options{NewAgent: func(context.Context, service.Deps) (agent.Agent, []HealthChecker, error) {
-		return interimAgent{}, nil, nil
+	return Options{NewAgent: func(ctx context.Context, deps service.Deps) (agent.Agent, []HealthChecker, error) {
+		a, checks, err := agent.New(ctx, deps.Config.LLM, deps.Dial, deps.DB, deps.Logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		hc := make([]HealthChecker, len(checks))
+		for i, c := range checks {
+			hc[i] = c
+		}
+		return a, hc, nil
 	}}
-}
-
-type interimAgent struct{}
-
-func (interimAgent) Answer(context.Context, *agent.Request, agent.Emit) error {
-	return apperr.New(apperr.KindUnavailable, "the assistant is not available yet")
 }

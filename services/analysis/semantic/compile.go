@@ -59,7 +59,8 @@ type Query struct {
 	// Sort keys, most significant first. Empty: time ascending, then the first metric
 	// descending.
 	Sort []SortKey
-	// Limit is the maximum number of rows, 1..10000; 0 means 100.
+	// Limit is the maximum number of rows, 1..10000 (10001 is accepted: the preview asks for
+	// one row more to tell whether the answer was cut); 0 means 100.
 	Limit int
 }
 
@@ -108,18 +109,35 @@ type placedCond struct {
 	vals []any
 }
 
-// group is a set of base metrics computed in one scan: same fact table, same time column,
-// same conditions.
+// group is a set of base metrics computed in one scan: same fact table, same time column.
+// Their own conditions (order metrics) go to the WHERE clause when all share them;
+// otherwise each metric aggregates under its conditions (FILTER / -If) and the WHERE
+// clause keeps the rows any of them needs.
 type group struct {
 	key     string
 	root    *catalog.Table
 	reach   *reach
 	used    []bool
 	time    place
-	conds   []placedCond // the metrics' own conditions (order metrics)
-	filters []placedCond // the query's filters
+	conds   []placedCond   // conditions shared by every metric of the group
+	mconds  [][]placedCond // per metric of the group (parallel to metrics), when not shared
+	anyOf   bool           // every metric has conditions: WHERE (conds of one) OR (of another) ...
+	filters []placedCond   // the query's filters
 	dims    []place
 	metrics []int // indexes into compiler.bases
+}
+
+// metricConds returns the conditions base metric i aggregates under, beyond the WHERE clause.
+func (g *group) metricConds(i int) []placedCond {
+	if g.mconds == nil {
+		return nil
+	}
+	for k, mi := range g.metrics {
+		if mi == i {
+			return g.mconds[k]
+		}
+	}
+	return nil
 }
 
 type compiler struct {
@@ -385,7 +403,7 @@ func (g *group) use(p place) {
 // plan groups the base metrics into scans and places dimensions and filters in each.
 func (c *compiler) plan() error {
 	for i, b := range c.bases {
-		key := b.table.Name + "|" + b.timeTable.Name + "." + b.timeCol.Name + "|" + condKey(b.conds)
+		key := b.table.Name + "|" + b.timeTable.Name + "." + b.timeCol.Name
 		var g *group
 		for _, x := range c.groups {
 			if x.key == key {
@@ -403,12 +421,33 @@ func (c *compiler) plan() error {
 			}
 			g.time = place{node: tn, col: b.timeCol}
 			g.use(g.time)
-			for _, cd := range b.conds {
-				g.conds = append(g.conds, placedCond{place: place{node: 0, col: cd.col}, op: cd.op, vals: cd.vals})
-			}
 			c.groups = append(c.groups, g)
 		}
 		g.metrics = append(g.metrics, i)
+	}
+	for _, g := range c.groups {
+		first := condKey(c.bases[g.metrics[0]].conds)
+		shared, all := true, true
+		for _, mi := range g.metrics {
+			shared = shared && condKey(c.bases[mi].conds) == first
+			all = all && len(c.bases[mi].conds) > 0
+		}
+		placed := func(cs []cond) []placedCond {
+			out := make([]placedCond, len(cs))
+			for k, cd := range cs {
+				out[k] = placedCond{place: place{node: 0, col: cd.col}, op: cd.op, vals: cd.vals}
+			}
+			return out
+		}
+		if shared {
+			g.conds = placed(c.bases[g.metrics[0]].conds)
+			continue
+		}
+		g.anyOf = all
+		g.mconds = make([][]placedCond, len(g.metrics))
+		for k, mi := range g.metrics {
+			g.mconds[k] = placed(c.bases[mi].conds)
+		}
 	}
 	for _, g := range c.groups {
 		g.dims = make([]place, len(c.dims))
@@ -497,6 +536,11 @@ func condPlaces(g *group) []place {
 	out := make([]place, 0, len(g.conds)+len(g.filters))
 	for _, x := range g.conds {
 		out = append(out, x.place)
+	}
+	for _, cs := range g.mconds {
+		for _, x := range cs {
+			out = append(out, x.place)
+		}
 	}
 	for _, x := range g.filters {
 		out = append(out, x.place)

@@ -60,7 +60,7 @@ func compileCases() []compileCase {
 			cols: []string{"goods", "goods_name", "sales"},
 			has: map[string]string{
 				"postgres":   `FROM (SELECT t0."goods_id" AS "_D0", sum(t0."amount") AS "_M0" FROM "basic_order_items" AS t0 WHERE`,
-				"clickhouse": "ANY LEFT JOIN (SELECT `goods_id` AS `_D0`, `goods_name` AS `_L0` FROM `basic_goods` WHERE `i_tenant_id` = ?) USING (`_D0`) ORDER BY `sales` DESC, `goods` ASC LIMIT ?",
+				"clickhouse": "AS `_Q0` ANY LEFT JOIN (SELECT `goods_id` AS `_D0`, `goods_name` AS `_L0` FROM `basic_goods` WHERE `i_tenant_id` = ?) AS `_P0` USING (`_D0`) ORDER BY `sales` DESC, `goods` ASC LIMIT ?",
 			},
 			not:    []string{"UNION"},
 			tables: map[string]int{"postgres": 2, "clickhouse": 2},
@@ -135,9 +135,25 @@ func compileCases() []compileCase {
 			name:   "totals",
 			q:      func() *Query { return query([]string{"gmv", "avg_line", "max_order"}, nil, "") },
 			cols:   []string{"gmv", "avg_line", "max_order"},
-			has:    map[string]string{"postgres": `COALESCE(sum(t0."paid_amount"), 0)`, "clickhouse": "avg(toNullable(`amount`))"},
+			has:    map[string]string{"postgres": `COALESCE(sum(t0."paid_amount") FILTER (WHERE (t0."status" IN ($4, $5, $6))), 0)`, "clickhouse": "avg(toNullable(`amount`))"},
 			not:    []string{"GROUP BY"},
-			tables: map[string]int{"postgres": 3, "clickhouse": 3},
+			tables: map[string]int{"postgres": 2, "clickhouse": 2},
+		},
+		{
+			name:   "metrics of one table with different conditions: one scan, conditional aggregates",
+			q:      func() *Query { return query([]string{"cancel_rate"}, []string{"shop"}, "day") },
+			cols:   []string{"time", "shop", "shop_name", "cancel_rate"},
+			has:    map[string]string{"postgres": `count(DISTINCT t0."order_id") FILTER (WHERE (t0."status" IN ($4, $5, $6))) AS "_M1"`, "clickhouse": "uniqExactIf(`order_id`, (`status` IN (?, ?, ?))) AS `_M1`"},
+			not:    []string{"UNION"},
+			tables: map[string]int{"postgres": 2, "clickhouse": 2},
+		},
+		{
+			name:   "every metric conditional: the WHERE clause keeps the rows any of them needs",
+			q:      func() *Query { return query([]string{"gmv", "cancelled"}, nil, "month") },
+			cols:   []string{"time", "gmv", "cancelled"},
+			has:    map[string]string{"postgres": `AND ((t0."status" IN ($4, $5, $6)) OR (t0."status" = $7))`, "clickhouse": "AND ((`status` IN (?, ?, ?)) OR (`status` = ?))"},
+			not:    []string{"UNION", "JOIN"},
+			tables: map[string]int{"postgres": 1, "clickhouse": 1},
 		},
 		{
 			name: "ClickHouse: a metric named like a column takes the two-level shape",
@@ -399,7 +415,7 @@ func TestCheckerCatchesMissingTenant(t *testing.T) {
 		}
 		// Drop the tenant predicate of the label table.
 		broken := *out
-		label := "`i_tenant_id` = ?) USING"
+		label := "`i_tenant_id` = ?) AS `_P0` USING"
 		if d.Name() == "postgres" {
 			label = `l0."i_tenant_id" = $1 AND `
 		}
@@ -410,7 +426,7 @@ func TestCheckerCatchesMissingTenant(t *testing.T) {
 		if d.Name() == "postgres" {
 			broken.SQL = broken.SQL[:i] + broken.SQL[i+len(label):]
 		} else {
-			broken.SQL = broken.SQL[:i] + "0 = 0) USING" + broken.SQL[i+len(label):]
+			broken.SQL = broken.SQL[:i] + "0 = 0) AS `_P0` USING" + broken.SQL[i+len(label):]
 			broken.Args = append(append([]any{}, out.Args[:len(out.Args)-2]...), out.Args[len(out.Args)-1])
 		}
 		if _, err := checkSQL(&broken, 7, baseCatalog); err == nil || !strings.Contains(err.Error(), "basic_shops") {

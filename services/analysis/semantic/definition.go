@@ -441,7 +441,7 @@ func (g *expander) visit(m *Metric, stack []string) (*Expr, error) {
 			return nil, apperr.New(apperr.KindRule, "metric %s: formula metric without a formula config", m.Name)
 		}
 		var err error
-		if e, err = ParseFormula(m.Formula.Expression); err != nil {
+		if e, err = parseCached(m.Formula.Expression); err != nil {
 			return nil, apperr.New(apperr.KindRule, "metric %s: formula does not parse: %v", m.Name, err)
 		}
 		g.parsed[m.Name] = e

@@ -3,6 +3,8 @@ package semantic
 import (
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/shopmind/shopmind/services/analysis/catalog"
 )
@@ -32,6 +34,8 @@ type Dialect interface {
 	// subqueries joined with ANY LEFT JOIN ... USING.
 	nestedJoins() bool
 	aggregate(agg, expr string, colType catalog.Type, totals bool) string
+	// aggregateIf aggregates the rows meeting cond only; additive aggregates are 0 over no row.
+	aggregateIf(agg, expr string, colType catalog.Type, totals bool, cond string) string
 	toFloat(expr string) string
 	floatParam(ph string) string
 	nullable(expr string, t catalog.Type) string
@@ -93,6 +97,29 @@ func (postgres) aggregate(agg, expr string, t catalog.Type, totals bool) string 
 	}
 }
 
+func (p postgres) aggregateIf(agg, expr string, t catalog.Type, totals bool, cond string) string {
+	filter := " FILTER (WHERE " + cond + ")"
+	switch agg {
+	case "sum":
+		s := "sum(" + expr + ")" + filter
+		if t == catalog.TypeInt {
+			s = "CAST(" + s + " AS bigint)"
+		}
+		return "COALESCE(" + s + ", 0)"
+	case "count":
+		return "count(" + expr + ")" + filter
+	case "count_distinct":
+		return "count(DISTINCT " + expr + ")" + filter
+	case "avg":
+		if t == catalog.TypeInt {
+			return "CAST(avg(" + expr + ")" + filter + " AS double precision)"
+		}
+		return "avg(" + expr + ")" + filter
+	default:
+		return agg + "(" + expr + ")" + filter
+	}
+}
+
 func (postgres) nullable(expr string, _ catalog.Type) string { return expr }
 
 func (postgres) nullOf(t catalog.Type) string {
@@ -117,7 +144,7 @@ func (clickhouse) Name() string              { return "clickhouse" }
 func (clickhouse) Placeholder(int) string    { return "?" }
 func (clickhouse) numbered() bool            { return false }
 func (clickhouse) nestedJoins() bool         { return true }
-func (clickhouse) Quote(ident string) string { return "`" + strings.ReplaceAll(ident, "`", "``") + "`" }
+func (clickhouse) Quote(ident string) string { return chQuotes.quote(ident) }
 func (clickhouse) SafeDivide(n, d string) string {
 	return n + " / NULLIF(" + d + ", 0)"
 }
@@ -149,6 +176,17 @@ func (clickhouse) aggregate(agg, expr string, _ catalog.Type, totals bool) strin
 	return agg + "(" + expr + ")"
 }
 
+func (clickhouse) aggregateIf(agg, expr string, _ catalog.Type, _ bool, cond string) string {
+	switch agg {
+	case "count_distinct":
+		return "uniqExactIf(" + expr + ", " + cond + ")"
+	case "avg", "min", "max":
+		// Over no matching row these are NULL, as in PostgreSQL.
+		return agg + "If(toNullable(" + expr + "), " + cond + ")"
+	}
+	return agg + "If(" + expr + ", " + cond + ")"
+}
+
 func (clickhouse) nullable(expr string, t catalog.Type) string {
 	return "CAST(" + expr + " AS " + chNullable(t) + ")"
 }
@@ -171,3 +209,31 @@ func (c clickhouse) orderKey(_ int, alias string, desc bool) string {
 }
 
 func (c clickhouse) groupKey(_ int, alias string) string { return c.Quote(alias) }
+
+// quoteCache remembers quoted identifiers (catalog names, output names and internal aliases
+// recur in every statement); it stops growing at maxQuoted entries.
+type quoteCache struct {
+	q     string
+	m     sync.Map
+	count atomic.Int64
+}
+
+const maxQuoted = 10000
+
+var (
+	pgQuotes = &quoteCache{q: `"`}
+	chQuotes = &quoteCache{q: "`"}
+)
+
+func (c *quoteCache) quote(ident string) string {
+	if v, ok := c.m.Load(ident); ok {
+		return v.(string)
+	}
+	out := c.q + strings.ReplaceAll(ident, c.q, c.q+c.q) + c.q
+	if c.count.Load() < maxQuoted {
+		if _, loaded := c.m.LoadOrStore(ident, out); !loaded {
+			c.count.Add(1)
+		}
+	}
+	return out
+}

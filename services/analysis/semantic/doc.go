@@ -50,10 +50,12 @@
 // Every table reference — fact tables, joined dimension tables and label tables — carries
 // its own `i_tenant_id = <tenant>` predicate.
 //
-// Base metrics sharing a table, a time column and conditions are computed in one scan
-// ("group"): one aggregating SELECT over the fact table joined (LEFT JOIN, many-to-one)
-// along the shortest catalog paths to the dimension and filter columns, grouped by the time
-// bucket and dimensions. One group and no label: that SELECT is the statement, formulas
+// Base metrics sharing a table and a time column are computed in one scan ("group"): one
+// aggregating SELECT over the fact table joined (LEFT JOIN, many-to-one) along the shortest
+// catalog paths to the dimension and filter columns, grouped by the time bucket and
+// dimensions. Conditions shared by all its metrics go to the WHERE clause; otherwise each
+// metric aggregates under its own (FILTER (WHERE ...) in PostgreSQL, the -If combinators in
+// ClickHouse). One group and no label: that SELECT is the statement, formulas
 // inlined, as one would write it by hand. Several groups: UNION ALL of the groups, each
 // filling its own metric columns and NULL for the others, aggregated again by the keys
 // (portable to ClickHouse 18.16, whose JOIN support is limited). Labels are joined after
@@ -63,6 +65,6 @@
 // current releases accept: one JOIN per SELECT, as ANY LEFT JOIN of a tenant-filtered
 // subquery USING one key aliased alike on both sides; typed Nullable columns in UNION
 // ALL; NULLIF; aggregates over toNullable(x) for totals (no -OrNull combinator in 18.16).
-// ClickHouse's LEFT JOIN gives default values (0, '') rather than NULL for a fact row whose
-// dimension row is missing; PostgreSQL gives NULL.
+// ClickHouse's LEFT JOIN gives default values (0, empty string) rather than NULL for a fact
+// row whose dimension row is missing; PostgreSQL gives NULL.
 package semantic

@@ -136,6 +136,31 @@ func execCases() []execCase {
 				WHERE i.i_tenant_id = $1 AND o.shipped_at >= $2 AND o.shipped_at < $3 GROUP BY 1 ORDER BY 1`,
 		},
 		{
+			name: "two conditional metrics of one table by shop and month",
+			q:    func() *Query { return query([]string{"gmv", "cancelled", "cancel_rate"}, []string{"shop"}, "month") },
+			want: `SELECT date_trunc('month', o.ordered_at AT TIME ZONE 'UTC'), o.shop_id, s.shop_name,
+					coalesce(sum(o.paid_amount) FILTER (WHERE o.` + paidIn + `), 0),
+					count(DISTINCT o.order_id) FILTER (WHERE o.status = 'cancelled'),
+					(count(DISTINCT o.order_id) - count(DISTINCT o.order_id) FILTER (WHERE o.` + paidIn + `))::float8 / NULLIF(count(DISTINCT o.order_id), 0)
+				FROM basic_orders o LEFT JOIN basic_shops s ON s.i_tenant_id = o.i_tenant_id AND s.shop_id = o.shop_id
+				WHERE o.i_tenant_id = $1 AND o.ordered_at >= $2 AND o.ordered_at < $3
+				GROUP BY 1, 2, 3 ORDER BY 1, 4 DESC, 2`,
+		},
+		{
+			name: "conditional metrics through a join, sorted by label",
+			q: func() *Query {
+				return with(query([]string{"gmv", "cancelled"}, []string{"basic_shops.platform", "shop"}, "week"), func(q *Query) {
+					q.Sort = []SortKey{{Field: "shop_name"}, {Field: "time", Desc: true}}
+				})
+			},
+			want: `SELECT date_trunc('week', o.ordered_at AT TIME ZONE 'UTC'), s.platform, o.shop_id, s.shop_name,
+					coalesce(sum(o.paid_amount) FILTER (WHERE o.` + paidIn + `), 0),
+					count(DISTINCT o.order_id) FILTER (WHERE o.status = 'cancelled')
+				FROM basic_orders o LEFT JOIN basic_shops s ON s.i_tenant_id = o.i_tenant_id AND s.shop_id = o.shop_id
+				WHERE o.i_tenant_id = $1 AND o.ordered_at >= $2 AND o.ordered_at < $3 AND (o.` + paidIn + ` OR o.status = 'cancelled')
+				GROUP BY 1, 2, 3, 4 ORDER BY 4, 1 DESC, 2, 3`,
+		},
+		{
 			name: "formula across two tables by a raw column",
 			q:    func() *Query { return query([]string{"units_per_order", "units"}, []string{"shop_id"}, "") },
 			want: `WITH u AS (SELECT shop_id, sum(quantity) v FROM basic_order_items WHERE i_tenant_id = $1 AND ordered_at >= $2 AND ordered_at < $3 GROUP BY 1),

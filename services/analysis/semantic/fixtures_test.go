@@ -27,6 +27,7 @@ func testMetrics() map[string]*Metric {
 		{ID: 15, Name: "aov_cents", Type: TypeFormula, Formula: &FormulaConfig{Expression: "aov * 100", DependencyIDs: []int64{12}}},
 		{ID: 16, Name: "units_per_order", Type: TypeFormula, Formula: &FormulaConfig{Expression: "units / all_orders", DependencyIDs: []int64{7, 3}}},
 		{ID: 17, Name: "goods_count", Type: TypeDerived, Derived: &DerivedConfig{SourceField: "basic_goods.goods_id", Aggregation: "count_distinct"}},
+		{ID: 19, Name: "cancelled", Type: TypeOrder, Order: &OrderConfig{OrderField: "order_id", TimeBasis: "ordered_at", Conditions: []Condition{{Field: "status", Operator: "eq", Value: "cancelled"}}}},
 		{ID: 18, Name: "shipped_units", Type: TypeDerived, Derived: &DerivedConfig{SourceField: "quantity", Aggregation: "sum", TimeRangeField: "basic_orders.shipped_at"}},
 	}
 	out := make(map[string]*Metric, len(ms))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Formula limits.
@@ -324,4 +326,29 @@ func (p *parser) unary(depth int) *Expr {
 	default:
 		return p.fail("unexpected " + p.describe())
 	}
+}
+
+// Parsed formulas are immutable: Compile reuses them across queries (stored formulas recur),
+// up to maxParsed expressions.
+var (
+	parsedFormulas sync.Map // expression -> *Expr
+	parsedCount    atomic.Int64
+)
+
+const maxParsed = 4096
+
+func parseCached(expr string) (*Expr, error) {
+	if v, ok := parsedFormulas.Load(expr); ok {
+		return v.(*Expr), nil
+	}
+	e, err := ParseFormula(expr)
+	if err != nil {
+		return nil, err
+	}
+	if parsedCount.Load() < maxParsed {
+		if _, loaded := parsedFormulas.LoadOrStore(expr, e); !loaded {
+			parsedCount.Add(1)
+		}
+	}
+	return e, nil
 }

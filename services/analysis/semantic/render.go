@@ -138,9 +138,7 @@ func (c *compiler) groupContext(g *group) *gctx {
 		x := &gctx{from: from.String(), col: col}
 		x.where = append(x.where, "t0."+tenant+" = "+c.tenantParam())
 		x.where = append(x.where, c.rangeSQL(col(g.time))...)
-		for _, pc := range g.conds {
-			x.where = append(x.where, c.condSQL(col(pc.place), pc))
-		}
+		x.where = append(x.where, c.metricCondsSQL(g, col)...)
 		for _, pc := range g.filters {
 			x.where = append(x.where, c.condSQL(col(pc.place), pc))
 		}
@@ -152,9 +150,7 @@ func (c *compiler) groupContext(g *group) *gctx {
 		x := &gctx{from: q(g.root.Name), col: bare}
 		x.where = append(x.where, tenant+" = "+c.tenantParam())
 		x.where = append(x.where, c.rangeSQL(bare(g.time))...)
-		for _, pc := range g.conds {
-			x.where = append(x.where, c.condSQL(bare(pc.place), pc))
-		}
+		x.where = append(x.where, c.metricCondsSQL(g, bare)...)
 		for _, pc := range g.filters {
 			x.where = append(x.where, c.condSQL(bare(pc.place), pc))
 		}
@@ -190,6 +186,11 @@ func (c *compiler) chainContext(g *group) *gctx {
 	for _, mi := range g.metrics {
 		need(place{node: 0, col: c.bases[mi].col})
 	}
+	for _, cs := range g.mconds {
+		for _, pc := range cs {
+			need(pc.place)
+		}
+	}
 	for _, p := range g.dims {
 		need(p)
 	}
@@ -218,9 +219,7 @@ func (c *compiler) chainContext(g *group) *gctx {
 	if g.time.node == 0 {
 		where = append(where, c.rangeSQL(bare(g.time))...)
 	}
-	for _, pc := range g.conds {
-		where = append(where, c.condSQL(bare(pc.place), pc))
-	}
+	where = append(where, c.metricCondsSQL(g, bare)...)
 	for _, pc := range g.filters {
 		if pc.node == 0 {
 			where = append(where, c.condSQL(bare(pc.place), pc))
@@ -244,7 +243,10 @@ func (c *compiler) chainContext(g *group) *gctx {
 			visible = append(visible, item[strings.LastIndex(item, " AS ")+4:])
 		}
 		right += " FROM " + q(n.table.Name) + " WHERE " + tenant + " = " + c.tenantParam()
-		chain = "SELECT " + strings.Join(visible, ", ") + " FROM (" + chain + ") ANY LEFT JOIN (" + right + ") USING (" + k + ")"
+		// Current ClickHouse wants joined subqueries aliased (joined_subquery_requires_alias).
+		num := strconv.Itoa(i)
+		chain = "SELECT " + strings.Join(visible, ", ") + " FROM (" + chain + ") AS " + q("_J"+num) +
+			" ANY LEFT JOIN (" + right + ") AS " + q("_R"+num) + " USING (" + k + ")"
 	}
 	x := &gctx{from: "(" + chain + ")", col: col}
 	if g.time.node != 0 {
@@ -258,10 +260,39 @@ func (c *compiler) chainContext(g *group) *gctx {
 	return x
 }
 
-// aggregate is the SQL of base metric i in group context x.
-func (c *compiler) aggregate(i int, x *gctx, totals bool) string {
+// metricCondsSQL is the WHERE part of the metrics' own conditions: the shared ones, or the
+// disjunction of each metric's when every metric has some.
+func (c *compiler) metricCondsSQL(g *group, col func(place) string) []string {
+	var out []string
+	for _, pc := range g.conds {
+		out = append(out, c.condSQL(col(pc.place), pc))
+	}
+	if g.anyOf {
+		parts := make([]string, len(g.mconds))
+		for k, cs := range g.mconds {
+			parts[k] = c.condsSQL(cs, col)
+		}
+		out = append(out, "("+strings.Join(parts, " OR ")+")")
+	}
+	return out
+}
+
+func (c *compiler) condsSQL(cs []placedCond, col func(place) string) string {
+	parts := make([]string, len(cs))
+	for k, pc := range cs {
+		parts[k] = c.condSQL(col(pc.place), pc)
+	}
+	return "(" + strings.Join(parts, " AND ") + ")"
+}
+
+// aggregate is the SQL of base metric i of group g in context x.
+func (c *compiler) aggregate(g *group, i int, x *gctx, totals bool) string {
 	b := c.bases[i]
-	return c.d.aggregate(b.agg, x.col(place{node: 0, col: b.col}), b.col.Type, totals)
+	arg := x.col(place{node: 0, col: b.col})
+	if cs := g.metricConds(i); len(cs) > 0 {
+		return c.d.aggregateIf(b.agg, arg, b.col.Type, totals, c.condsSQL(cs, x.col))
+	}
+	return c.d.aggregate(b.agg, arg, b.col.Type, totals)
 }
 
 type item struct{ expr, alias string }
@@ -429,10 +460,10 @@ func (c *compiler) render() (*Compiled, error) {
 		items := c.keyItems(g, x, names)
 		for _, m := range q.Metrics {
 			if i := c.baseIndex(m.Name); i >= 0 {
-				items = append(items, item{c.aggregate(i, x, totals), m.Name})
+				items = append(items, item{c.aggregate(g, i, x, totals), m.Name})
 				continue
 			}
-			e := c.formula(c.exp.parsed[m.Name], c.floatLeaf(func(i int) string { return c.aggregate(i, x, totals) }))
+			e := c.formula(c.exp.parsed[m.Name], c.floatLeaf(func(i int) string { return c.aggregate(g, i, x, totals) }))
 			items = append(items, item{e, m.Name})
 		}
 		sql.WriteString(c.groupSQL(x, items, nkeys))
@@ -470,7 +501,7 @@ func (c *compiler) innerSQL(keyNames []string, totals bool) string {
 		x := c.groupContext(g)
 		items := c.keyItems(g, x, keyNames)
 		for _, mi := range g.metrics {
-			items = append(items, item{c.aggregate(mi, x, totals), "_M" + strconv.Itoa(mi)})
+			items = append(items, item{c.aggregate(g, mi, x, totals), "_M" + strconv.Itoa(mi)})
 		}
 		return c.groupSQL(x, items, nkeys)
 	}
@@ -490,7 +521,7 @@ func (c *compiler) innerSQL(keyNames []string, totals bool) string {
 				}
 			}
 			if in {
-				items = append(items, item{c.d.nullable(c.aggregate(i, x, totals), b.typ), "_U" + strconv.Itoa(i)})
+				items = append(items, item{c.d.nullable(c.aggregate(g, i, x, totals), b.typ), "_U" + strconv.Itoa(i)})
 			} else {
 				items = append(items, item{c.d.nullOf(b.typ), "_U" + strconv.Itoa(i)})
 			}
@@ -590,9 +621,10 @@ func (c *compiler) finalSQL(b *strings.Builder, inner string, cols []OutputColum
 		key := q("_D" + strconv.Itoa(di))
 		right := "SELECT " + q(l.key.Name) + " AS " + key + ", " + q(l.col.Name) + " AS " + q("_L"+strconv.Itoa(j)) +
 			" FROM " + q(l.table.Name) + " WHERE " + tenant + " = " + c.tenantParam()
-		join := " ANY LEFT JOIN (" + right + ") USING (" + key + ")"
+		n := strconv.Itoa(j)
+		join := " AS " + q("_Q"+n) + " ANY LEFT JOIN (" + right + ") AS " + q("_P"+n) + " USING (" + key + ")"
 		if j < len(labels)-1 {
-			visible = append(visible, q("_L"+strconv.Itoa(j)))
+			visible = append(visible, q("_L"+n))
 			level = "SELECT " + strings.Join(visible, ", ") + " FROM (" + level + ")" + join
 			continue
 		}
@@ -647,9 +679,14 @@ func (c *compiler) orderKeys(cols []OutputColumn, dimPos []int, metricPos int) (
 					pos = metricPos + k
 				}
 			}
+			for k := 0; pos < 0 && k < metricPos; k++ {
+				if cols[k].Name == s.Field { // a label column
+					pos = k
+				}
+			}
 		}
 		if pos < 0 {
-			return nil, apperr.Invalid(field, "sort", fmt.Sprintf("%q is not a metric or dimension of the query (or time, with a granularity)", s.Field))
+			return nil, apperr.Invalid(field, "sort", fmt.Sprintf("%q is not a metric, dimension or label column of the query (or time, with a granularity)", s.Field))
 		}
 		if used[pos] {
 			return nil, apperr.Invalid(field, "sort", fmt.Sprintf("%q is sorted on twice", s.Field))

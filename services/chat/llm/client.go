@@ -116,7 +116,7 @@ func (c *Client) Complete(ctx context.Context, req ChatRequest) (*ChatResponse, 
 		return nil, err
 	}
 	var out *ChatResponse
-	err = c.withRetries(ctx, op, func(attempt int) (bool, error) {
+	err = c.withRetries(ctx, func(attempt int) (bool, error) {
 		cctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 		defer cancel()
 		resp, err := c.post(cctx, c.url, body, false)
@@ -168,7 +168,7 @@ func (c *Client) Stream(ctx context.Context, req ChatRequest, onText func(string
 		return nil, err
 	}
 	var out *ChatResponse
-	err = c.withRetries(ctx, op, func(attempt int) (bool, error) {
+	err = c.withRetries(ctx, func(attempt int) (bool, error) {
 		sctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		timer := time.AfterFunc(c.cfg.Timeout, func() { cancel(errFirstByteTimeout) })
@@ -212,10 +212,11 @@ func (c *Client) Stream(ctx context.Context, req ChatRequest, onText func(string
 
 // withRetries runs try until it succeeds, fails for good, or MaxRetries is spent. try
 // reports whether its failure may be retried.
-func (c *Client) withRetries(ctx context.Context, op string, try func(attempt int) (bool, error)) error {
+func (c *Client) withRetries(ctx context.Context, try func(attempt int) (bool, error)) error {
 	return retry(ctx, c.cfg.MaxRetries, c.cfg.RetryBackoff, try)
 }
 
+// retry is withRetries with explicit bounds (embeddings use it too).
 func retry(ctx context.Context, maxRetries int, backoff time.Duration, try func(attempt int) (bool, error)) error {
 	for attempt := 0; ; attempt++ {
 		again, err := try(attempt)

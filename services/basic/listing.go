@@ -1,0 +1,143 @@
+package basic
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
+)
+
+// dataServer is BasicDataService: the listings of orders, goods, categories and shops.
+type dataServer struct {
+	basicv1.UnimplementedBasicDataServiceServer
+	c *core
+}
+
+func (s *dataServer) ListGoods(ctx context.Context, req *basicv1.ListGoodsRequest) (*basicv1.ListGoodsResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := parseSort(req.GetSort(), goodsSorts, defaultGoodsSort)
+	if err != nil {
+		return nil, err
+	}
+	p := pageOf(req.PageNum, req.PageSize)
+	f := goodsFilter{Name: req.GetName(), ShopID: req.ShopId, CategoryID: req.CategoryId, StaffID: req.StaffId,
+		IsVirtual: req.IsVirtual, Status: req.GetStatus(), Platform: req.GetPlatform()}
+	items, total, err := s.c.store.listGoods(ctx, id.TenantID, f, sk, p)
+	if err != nil {
+		return nil, err
+	}
+	return &basicv1.ListGoodsResponse{Items: goodsListPB(items), Total: total, PageNum: p.Num, PageSize: p.Size}, nil
+}
+
+var categorySorts = map[string]string{"sort_order": "sort_order", "id": "id", "name": "name", "level": "level"}
+
+func (s *dataServer) ListGoodCategories(ctx context.Context, req *basicv1.ListGoodCategoriesRequest) (*basicv1.ListGoodCategoriesResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := parseSort(req.GetSort(), categorySorts, sortKey{Field: "sort_order"})
+	if err != nil {
+		return nil, err
+	}
+	p := pageOf(req.PageNum, req.PageSize)
+	w := &sqlWhere{}
+	w.add("tenant_id = %s", id.TenantID)
+	if req.ParentId != nil {
+		w.add("parent_id = %s", req.GetParentId())
+	}
+	if req.GetName() != "" {
+		w.add("name ILIKE %s", likePattern(req.GetName()))
+	}
+	var items []*basicv1.Category
+	total, err := s.c.store.page(ctx, "basic.categories", w, sk.orderBy(categorySorts, "id"), p,
+		"id, parent_id, name, level, sort_order", func(r pgx.Rows) error {
+			var c categoryRecord
+			if err := r.Scan(&c.ID, &c.ParentID, &c.Name, &c.Level, &c.SortOrder); err != nil {
+				return err
+			}
+			items = append(items, categoryPB(&c))
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if items == nil {
+		items = []*basicv1.Category{}
+	}
+	return &basicv1.ListGoodCategoriesResponse{Items: items, Total: total, PageNum: p.Num, PageSize: p.Size}, nil
+}
+
+var shopSorts = map[string]string{"id": "id", "name": "name", "platform": "platform", "created_at": "created_at"}
+
+func (s *dataServer) ListShops(ctx context.Context, req *basicv1.ListShopsRequest) (*basicv1.ListShopsResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sk, err := parseSort(req.GetSort(), shopSorts, sortKey{Field: "id"})
+	if err != nil {
+		return nil, err
+	}
+	p := pageOf(req.PageNum, req.PageSize)
+	w := &sqlWhere{}
+	w.add("tenant_id = %s", id.TenantID)
+	if req.GetPlatform() != "" {
+		w.add("platform = %s", req.GetPlatform())
+	}
+	if req.GetStatus() != "" {
+		w.add("status = %s", req.GetStatus())
+	}
+	if req.GetName() != "" {
+		w.add("name ILIKE %s", likePattern(req.GetName()))
+	}
+	var items []*basicv1.Shop
+	total, err := s.c.store.page(ctx, "basic.shops", w, sk.orderBy(shopSorts, "id"), p, shopColumns, func(r pgx.Rows) error {
+		sh, err := scanShop(r)
+		if err != nil {
+			return err
+		}
+		items = append(items, shopPB(sh))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if items == nil {
+		items = []*basicv1.Shop{}
+	}
+	return &basicv1.ListShopsResponse{Items: items, Total: total, PageNum: p.Num, PageSize: p.Size}, nil
+}
+
+// page runs a count and a page of a simple listing in one round trip.
+func (s *store) page(ctx context.Context, table string, w *sqlWhere, order string, p page, columns string, scan func(pgx.Rows) error) (int64, error) {
+	batch := &pgx.Batch{}
+	batch.Queue("SELECT count(*) FROM "+table+w.sql(), w.args...)
+	batch.Queue(fmt.Sprintf("SELECT %s FROM %s%s %s LIMIT %d OFFSET %d", columns, table, w.sql(), order, p.Size, p.offset()), w.args...)
+	br := s.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	var total int64
+	if err := br.QueryRow().Scan(&total); err != nil {
+		return 0, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			rows.Close()
+			return 0, err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	return total, br.Close()
+}

@@ -1,0 +1,231 @@
+package basic
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/shopmind/shopmind/services/analysis/warehouse"
+)
+
+// outbox carries shop, category and goods changes from schema basic to the analytical
+// store (basic_shops, basic_categories, basic_goods).
+//
+// Protocol: statement triggers queue the key of every inserted or updated row in
+// basic.warehouse_outbox, in the transaction of the change (a new seq on each change).
+// After a write request commits, push sends the tenant's queue to the store before the
+// request answers: under a per-tenant advisory lock (pushes of one tenant never overlap,
+// so an older state can never overwrite a newer one), it reads up to outboxChunk queued
+// keys with the current rows in one snapshot, upserts them with the warehouse Writer
+// (PostgreSQL ON CONFLICT, ClickHouse delete-then-insert), and removes the queued keys
+// whose seq is still the one read; a key changed meanwhile stays queued for the next
+// push. When the store fails, the request still succeeds (its change is committed and
+// queued), the failure is logged, and the background loop retries every
+// SHOPMIND_WAREHOUSE_RETRY_INTERVAL until the store takes it. Replicas may all run the
+// loop: the lock serializes them.
+type outbox struct {
+	pool *pgxpool.Pool
+	wh   warehouse.Store
+	log  *slog.Logger
+}
+
+const (
+	// outboxChunk is how many queued keys one push step sends.
+	outboxChunk = 5000
+	// pushTimeout bounds the push a request makes after its commit.
+	pushTimeout = 30 * time.Second
+)
+
+// push sends the tenant's queued changes; failures are logged and left to the loop.
+func (o *outbox) push(ctx context.Context, tenantID int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
+	defer cancel()
+	if err := o.flush(ctx, tenantID); err != nil {
+		o.log.Warn("analytical store: push of basic data failed; the changes stay queued and are retried",
+			"tenant_id", tenantID, "error", err)
+	}
+}
+
+// flush sends the tenant's whole queue.
+func (o *outbox) flush(ctx context.Context, tenantID int64) error {
+	for {
+		n, err := o.flushChunk(ctx, tenantID)
+		if err != nil {
+			return err
+		}
+		if n < outboxChunk {
+			return nil
+		}
+	}
+}
+
+type queued struct {
+	kind string
+	id   int64
+	seq  int64
+}
+
+// flushChunk sends up to outboxChunk queued keys; it returns how many it read.
+func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
+		if err := xactLock(ctx, tx, lockOutbox, tenantID); err != nil {
+			return err
+		}
+		// Read committed: the queue is read first, the rows after, so a row is never older
+		// than the seq read for it (a change in between keeps its key queued: its seq moved).
+		rows, err := tx.Query(ctx, "SELECT kind, id, seq FROM basic.warehouse_outbox WHERE tenant_id = $1 ORDER BY seq LIMIT $2", tenantID, outboxChunk)
+		if err != nil {
+			return err
+		}
+		items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queued, error) {
+			var q queued
+			err := r.Scan(&q.kind, &q.id, &q.seq)
+			return q, err
+		})
+		if err != nil {
+			return err
+		}
+		n = len(items)
+		if n == 0 {
+			return nil
+		}
+		ids := map[string][]int64{}
+		for _, q := range items {
+			ids[q.kind] = append(ids[q.kind], q.id)
+		}
+		shops, err := o.shops(ctx, tx, tenantID, ids["shop"])
+		if err != nil {
+			return err
+		}
+		cats, err := o.categories(ctx, tx, tenantID, ids["category"])
+		if err != nil {
+			return err
+		}
+		goods, err := o.goods(ctx, tx, tenantID, ids["goods"])
+		if err != nil {
+			return err
+		}
+		w := o.wh.Writer()
+		if err := w.UpsertShops(ctx, shops); err != nil {
+			return err
+		}
+		if err := w.UpsertCategories(ctx, cats); err != nil {
+			return err
+		}
+		if err := w.UpsertGoods(ctx, goods); err != nil {
+			return err
+		}
+		kinds := make([]string, n)
+		keys := make([]int64, n)
+		seqs := make([]int64, n)
+		for i, q := range items {
+			kinds[i], keys[i], seqs[i] = q.kind, q.id, q.seq
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM basic.warehouse_outbox o USING unnest($2::text[], $3::bigint[], $4::bigint[]) AS d(kind, id, seq)
+			WHERE o.tenant_id = $1 AND o.kind = d.kind AND o.id = d.id AND o.seq = d.seq`, tenantID, kinds, keys, seqs)
+		return err
+	})
+	return n, err
+}
+
+// Times go to the store in whole seconds (ClickHouse keeps seconds), so both dialects
+// hold the same values.
+func sec(t time.Time) time.Time { return t.UTC().Truncate(time.Second) }
+
+func (o *outbox) shops(ctx context.Context, tx pgx.Tx, tenantID int64, ids []int64) ([]warehouse.Shop, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, "SELECT id, name, platform, status, created_at FROM basic.shops WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id", tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (warehouse.Shop, error) {
+		s := warehouse.Shop{TenantID: tenantID}
+		err := r.Scan(&s.ShopID, &s.ShopName, &s.Platform, &s.Status, &s.CreatedAt)
+		s.CreatedAt = sec(s.CreatedAt)
+		return s, err
+	})
+}
+
+func (o *outbox) categories(ctx context.Context, tx pgx.Tx, tenantID int64, ids []int64) ([]warehouse.Category, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, "SELECT id, parent_id, name, level FROM basic.categories WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id", tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (warehouse.Category, error) {
+		c := warehouse.Category{TenantID: tenantID}
+		var level int32
+		err := r.Scan(&c.CategoryID, &c.ParentID, &c.CategoryName, &level)
+		c.Level = int64(level)
+		return c, err
+	})
+}
+
+func (o *outbox) goods(ctx context.Context, tx pgx.Tx, tenantID int64, ids []int64) ([]warehouse.Goods, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT g.id, g.shop_id, g.category_id, g.staff_id, g.name, g.item_no, s.platform, g.is_virtual, g.status,
+		g.price::float8, g.cost::float8, g.created_at, g.updated_at
+		FROM basic.goods g JOIN basic.shops s ON s.tenant_id = g.tenant_id AND s.id = g.shop_id
+		WHERE g.tenant_id = $1 AND g.id = ANY($2) ORDER BY g.id`, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (warehouse.Goods, error) {
+		g := warehouse.Goods{TenantID: tenantID}
+		err := r.Scan(&g.GoodsID, &g.ShopID, &g.CategoryID, &g.StaffID, &g.GoodsName, &g.ItemNo, &g.Platform, &g.IsVirtual,
+			&g.Status, &g.Price, &g.Cost, &g.CreatedAt, &g.UpdatedAt)
+		g.CreatedAt, g.UpdatedAt = sec(g.CreatedAt), sec(g.UpdatedAt)
+		return g, err
+	})
+}
+
+// run retries queued changes every interval until ctx ends (first round at once: changes
+// left by a process that stopped before pushing).
+func (o *outbox) run(ctx context.Context, interval time.Duration) {
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		o.retryAll(ctx)
+		t.Reset(interval)
+	}
+}
+
+func (o *outbox) retryAll(ctx context.Context) {
+	rows, err := o.pool.Query(ctx, "SELECT DISTINCT tenant_id FROM basic.warehouse_outbox")
+	if err != nil {
+		if ctx.Err() == nil {
+			o.log.Warn("analytical store: reading the basic outbox failed", "error", err)
+		}
+		return
+	}
+	tenants, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return
+	}
+	for _, t := range tenants {
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		err := o.flush(fctx, t)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			o.log.Warn("analytical store: retry of queued basic data failed", "tenant_id", t, "error", err)
+		}
+	}
+}

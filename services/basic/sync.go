@@ -1,0 +1,622 @@
+package basic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/services/basic/partners"
+)
+
+// Sync protocol (both endpoints are synchronous, bounded by SHOPMIND_SYNC_TIMEOUT, and
+// idempotent: a second run with the same upstream data writes nothing and reports every
+// item unchanged).
+//
+// sync-from-platform pulls a shop's goods page by page (partners.Platform.ListGoods) and
+// writes each page in one transaction: every goods item with all its SKUs, so a platform
+// failing half way leaves the pages already written (complete goods) and nothing of the
+// failed page. Goods are matched by (shop, platform goods id) (a unique index), SKUs by
+// (goods, platform sku id) (a unique constraint). Each page's transaction holds the
+// shop's advisory lock and locks the goods rows it reads, so two syncs of one shop at once
+// serialize page by page and never create duplicates (the second finds the first's rows).
+// What the platform owns is overwritten: name, status, price, image, the item number when
+// the platform sends one, the SKU list (SKUs the platform no longer lists are removed).
+// What the merchant owns is kept: category and cost are taken from the platform only when
+// unset (0), staff, virtual flag and display order never. Goods deleted in ShopMind stay
+// deleted (counted unchanged). Goods missing from the platform listing are left as they
+// are. Category paths ("Women/Dresses") are found or created as a category tree.
+//
+// sync-sku-from-partner_a reads the SKUs of up to 100 goods from partner A
+// (partners.PartnerA.AllSKUs: every page or nothing) and upserts them by (goods, platform
+// sku id) in one transaction that locks the goods rows: all or nothing. SKUs partner A does
+// not list are kept.
+
+// maxSyncPages bounds one platform sync (200 goods a page: a million goods).
+const maxSyncPages = 5000
+
+func (s *goodsServer) SyncFromPlatform(ctx context.Context, req *basicv1.SyncFromPlatformRequest) (*basicv1.SyncFromPlatformResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.c.platform == nil {
+		return nil, apperr.New(apperr.KindUnavailable, "platform sync is not configured (SHOPMIND_PLATFORM_URL)")
+	}
+	sh, err := s.c.store.shop(ctx, s.c.pool, id.TenantID, req.GetShopId())
+	if err != nil {
+		return nil, err
+	}
+	if sh == nil {
+		return nil, apperr.NotFound("shop", req.GetShopId())
+	}
+	switch sh.Status {
+	case shopExpired:
+		return nil, apperr.New(apperr.KindRule, "shop %d: the platform authorization expired; re-authorize the shop before syncing", sh.ID)
+	case shopDisabled:
+		return nil, apperr.New(apperr.KindRule, "shop %d is disabled; enable it before syncing", sh.ID)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.SyncTimeout)
+	defer cancel()
+	res, err := s.c.syncShop(ctx, id.TenantID, sh)
+	s.c.after(ctx, id.TenantID) // what was written before a failure is pushed too
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, apperr.New(apperr.KindTimeout, "sync of shop %d exceeded its time limit of %s (pages already synced were kept)", sh.ID, s.c.cfg.SyncTimeout)
+		}
+		return nil, err
+	}
+	return &basicv1.SyncFromPlatformResponse{Created: res.created, Updated: res.updated, Unchanged: res.unchanged}, nil
+}
+
+type syncCounts struct{ created, updated, unchanged int32 }
+
+// Outcomes of one goods or SKU, in order of precedence (a goods listed twice counts once).
+const (
+	outUnchanged = iota + 1
+	outUpdated
+	outCreated
+)
+
+// syncShop runs the page loop of a platform sync.
+func (c *core) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (syncCounts, error) {
+	outcome := map[string]int{}
+	cats := newCategoryCache()
+	seen := map[string]bool{}
+	token := ""
+	for pages := 1; ; pages++ {
+		page, err := c.platform.ListGoods(ctx, sh.Platform, sh.PlatformShopID, token)
+		if err != nil {
+			return syncCounts{}, err
+		}
+		if err := c.applyPage(ctx, tenantID, sh, page.Items, cats, outcome); err != nil {
+			return syncCounts{}, err
+		}
+		if page.NextPageToken == "" {
+			break
+		}
+		if seen[page.NextPageToken] || pages >= maxSyncPages {
+			return syncCounts{}, apperr.New(apperr.KindUpstream, "platform (list goods): paging did not end after %d pages", pages)
+		}
+		seen[page.NextPageToken] = true
+		token = page.NextPageToken
+	}
+	var res syncCounts
+	for _, o := range outcome {
+		switch o {
+		case outCreated:
+			res.created++
+		case outUpdated:
+			res.updated++
+		default:
+			res.unchanged++
+		}
+	}
+	return res, nil
+}
+
+// categoryCache maps category paths to committed category ids.
+type categoryCache struct{ ids map[string]int64 }
+
+func newCategoryCache() *categoryCache { return &categoryCache{ids: map[string]int64{}} }
+
+// splitPath turns "Women / Dresses" into its names (at most 64 characters each).
+func splitPath(path string) []string {
+	var out []string
+	for _, part := range strings.Split(path, "/") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, truncateRunes(p, 64))
+		}
+	}
+	return out
+}
+
+// resolve finds or creates the categories of a path; it returns the leaf's id (0 for an
+// empty path). New ids are returned in created so the cache learns them after commit.
+func (cc *categoryCache) resolve(ctx context.Context, tx pgx.Tx, tenantID int64, path string, created map[string]int64) (int64, error) {
+	names := splitPath(path)
+	if len(names) == 0 {
+		return 0, nil
+	}
+	key := strings.Join(names, "/")
+	if id, ok := cc.ids[key]; ok {
+		return id, nil
+	}
+	if id, ok := created[key]; ok {
+		return id, nil
+	}
+	parent := int64(0)
+	for i, name := range names {
+		var id int64
+		err := tx.QueryRow(ctx, "SELECT id FROM basic.categories WHERE tenant_id = $1 AND parent_id = $2 AND name = $3", tenantID, parent, name).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = tx.QueryRow(ctx, `INSERT INTO basic.categories (tenant_id, parent_id, name, level) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (tenant_id, parent_id, name) DO UPDATE SET name = EXCLUDED.name RETURNING id`, tenantID, parent, name, i+1).Scan(&id)
+		}
+		if err != nil {
+			return 0, err
+		}
+		parent = id
+	}
+	created[key] = parent
+	return parent, nil
+}
+
+// existingGoods is what a sync compares a platform goods with.
+type existingGoods struct {
+	id                             int64
+	name, itemNo, status, imageURL string
+	price, cost                    float64
+	categoryID                     int64
+	skus                           map[string]skuRecord
+}
+
+// platformGoods normalized to the schema's bounds.
+type normGoods struct {
+	name, itemNo, status, imageURL string
+	price, cost                    float64
+}
+
+func normalize(g partners.PlatformGoods) normGoods {
+	n := normGoods{name: truncateRunes(strings.TrimSpace(g.Name), 128), status: statusOffSale,
+		price: money(g.Price), cost: money(g.Cost), imageURL: g.ImageURL}
+	if n.name == "" {
+		n.name = truncateRunes(g.PlatformGoodsID, 128)
+	}
+	if g.Status == partners.StatusOnSale {
+		n.status = statusOnSale
+	}
+	if len(n.imageURL) > 1024 {
+		n.imageURL = ""
+	}
+	n.itemNo = truncateRunes(g.ItemNo, 64)
+	return n
+}
+
+func normSKU(k partners.PlatformSKU) skuRecord {
+	return skuRecord{PlatformSkuID: k.PlatformSkuID, Spec: k.Spec, Price: money(k.Price), Stock: max(k.Stock, 0), ItemNo: k.ItemNo}
+}
+
+func sameSKU(a, b skuRecord) bool {
+	return a.Spec == b.Spec && a.Price == b.Price && a.Stock == b.Stock && a.ItemNo == b.ItemNo
+}
+
+// applyPage writes one page of platform goods in one transaction.
+func (c *core) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, items []partners.PlatformGoods, cats *categoryCache, outcome map[string]int) error {
+	if len(items) == 0 {
+		return nil
+	}
+	created := map[string]int64{}
+	pageOutcome := map[string]int{}
+	err := c.store.tx(ctx, func(tx pgx.Tx) error {
+		clear(created)
+		clear(pageOutcome)
+		if err := xactLock(ctx, tx, lockShopSync, sh.ID); err != nil {
+			return err
+		}
+		ids := make([]string, 0, len(items))
+		for _, g := range items {
+			ids = append(ids, g.PlatformGoodsID)
+		}
+		existing, err := c.loadExisting(ctx, tx, tenantID, sh.ID, ids)
+		if err != nil {
+			return err
+		}
+		// Later copies of a goods in the page win (the listing moved while paging).
+		latest := map[string]partners.PlatformGoods{}
+		var order []string
+		for _, g := range items {
+			if _, ok := latest[g.PlatformGoodsID]; !ok {
+				order = append(order, g.PlatformGoodsID)
+			}
+			latest[g.PlatformGoodsID] = g
+		}
+		var ins insertGoods
+		var upd updateGoods
+		var skuUps []skuRecord // GoodsID set
+		var skuDel []int64
+		for _, pid := range order {
+			g := latest[pid]
+			n := normalize(g)
+			ex := existing[pid]
+			if ex == nil {
+				catID, err := cats.resolve(ctx, tx, tenantID, g.CategoryPath, created)
+				if err != nil {
+					return err
+				}
+				ins.add(pid, n, catID)
+				pageOutcome[pid] = outCreated
+				continue
+			}
+			if ex.status == statusDeleted {
+				pageOutcome[pid] = outUnchanged
+				continue
+			}
+			changed := false
+			want := *ex
+			want.name, want.status, want.price, want.imageURL = n.name, n.status, n.price, n.imageURL
+			if n.itemNo != "" {
+				want.itemNo = n.itemNo
+			}
+			if ex.cost == 0 && n.cost > 0 {
+				want.cost = n.cost
+			}
+			if ex.categoryID == 0 && len(splitPath(g.CategoryPath)) > 0 {
+				catID, err := cats.resolve(ctx, tx, tenantID, g.CategoryPath, created)
+				if err != nil {
+					return err
+				}
+				want.categoryID = catID
+			}
+			if want.name != ex.name || want.status != ex.status || want.price != ex.price || want.imageURL != ex.imageURL ||
+				want.itemNo != ex.itemNo || want.cost != ex.cost || want.categoryID != ex.categoryID {
+				changed = true
+			}
+			listed := map[string]bool{}
+			for _, k := range g.SKUs {
+				nk := normSKU(k)
+				listed[nk.PlatformSkuID] = true
+				if old, ok := ex.skus[nk.PlatformSkuID]; ok && sameSKU(old, nk) {
+					continue
+				}
+				nk.GoodsID = ex.id
+				skuUps = append(skuUps, nk)
+				changed = true
+			}
+			for sid, old := range ex.skus {
+				if !listed[sid] {
+					skuDel = append(skuDel, old.ID)
+					changed = true
+				}
+			}
+			if changed {
+				upd.add(want)
+				pageOutcome[pid] = outUpdated
+			} else {
+				pageOutcome[pid] = outUnchanged
+			}
+		}
+		newIDs, err := ins.exec(ctx, tx, tenantID, sh.ID)
+		if err != nil {
+			return err
+		}
+		for _, pid := range ins.pids {
+			for _, k := range latest[pid].SKUs {
+				nk := normSKU(k)
+				nk.GoodsID = newIDs[pid]
+				skuUps = append(skuUps, nk)
+			}
+		}
+		if err := upd.exec(ctx, tx, tenantID); err != nil {
+			return err
+		}
+		if len(skuDel) > 0 {
+			if _, err := tx.Exec(ctx, "DELETE FROM basic.skus WHERE tenant_id = $1 AND id = ANY($2)", tenantID, skuDel); err != nil {
+				return err
+			}
+		}
+		_, _, err = upsertSKUs(ctx, tx, tenantID, skuUps)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for k, v := range created {
+		cats.ids[k] = v
+	}
+	for pid, o := range pageOutcome {
+		outcome[pid] = max(outcome[pid], o)
+	}
+	return nil
+}
+
+// loadExisting reads (and locks, in id order) the shop's goods with the given platform
+// ids, and their SKUs.
+func (c *core) loadExisting(ctx context.Context, tx pgx.Tx, tenantID, shopID int64, platformIDs []string) (map[string]*existingGoods, error) {
+	rows, err := tx.Query(ctx, `SELECT id, platform_goods_id, name, item_no, status, image_url, price::float8, cost::float8, category_id
+		FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2 AND platform_goods_id = ANY($3) ORDER BY id FOR UPDATE`, tenantID, shopID, platformIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*existingGoods{}
+	byID := map[int64]*existingGoods{}
+	var ids []int64
+	for rows.Next() {
+		e := &existingGoods{skus: map[string]skuRecord{}}
+		var pid string
+		if err := rows.Scan(&e.id, &pid, &e.name, &e.itemNo, &e.status, &e.imageURL, &e.price, &e.cost, &e.categoryID); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[pid] = e
+		byID[e.id] = e
+		ids = append(ids, e.id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	skus, err := loadSKUs(ctx, tx, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range skus {
+		byID[k.GoodsID].skus[k.PlatformSkuID] = k
+	}
+	return out, nil
+}
+
+func loadSKUs(ctx context.Context, tx pgx.Tx, tenantID int64, goodsIDs []int64) ([]skuRecord, error) {
+	rows, err := tx.Query(ctx, `SELECT id, goods_id, platform_sku_id, spec, price::float8, stock, item_no FROM basic.skus
+		WHERE tenant_id = $1 AND goods_id = ANY($2)`, tenantID, goodsIDs)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (skuRecord, error) {
+		var k skuRecord
+		err := r.Scan(&k.ID, &k.GoodsID, &k.PlatformSkuID, &k.Spec, &k.Price, &k.Stock, &k.ItemNo)
+		return k, err
+	})
+}
+
+// insertGoods collects new goods of a page for one INSERT.
+type insertGoods struct {
+	pids, names, itemNos, statuses, images []string
+	prices, costs                          []float64
+	cats                                   []int64
+}
+
+func (b *insertGoods) add(pid string, n normGoods, catID int64) {
+	b.pids = append(b.pids, pid)
+	b.names = append(b.names, n.name)
+	b.itemNos = append(b.itemNos, n.itemNo)
+	b.statuses = append(b.statuses, n.status)
+	b.images = append(b.images, n.imageURL)
+	b.prices = append(b.prices, n.price)
+	b.costs = append(b.costs, n.cost)
+	b.cats = append(b.cats, catID)
+}
+
+// exec inserts the goods; it returns their ids by platform goods id.
+func (b *insertGoods) exec(ctx context.Context, tx pgx.Tx, tenantID, shopID int64) (map[string]int64, error) {
+	ids := map[string]int64{}
+	if len(b.pids) == 0 {
+		return ids, nil
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO basic.goods (tenant_id, shop_id, platform_goods_id, name, item_no, status, image_url, price, cost, category_id)
+		SELECT $1, $2, u.pid, u.name, u.item_no, u.status, u.image, u.price, u.cost, u.cat
+		FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::numeric[], $9::numeric[], $10::bigint[])
+			AS u(pid, name, item_no, status, image, price, cost, cat)
+		RETURNING id, platform_goods_id`, tenantID, shopID, b.pids, b.names, b.itemNos, b.statuses, b.images, b.prices, b.costs, b.cats)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var pid string
+		if err := rows.Scan(&id, &pid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids[pid] = id
+	}
+	rows.Close()
+	return ids, rows.Err()
+}
+
+// updateGoods collects changed goods of a page for one UPDATE.
+type updateGoods struct {
+	ids, cats                        []int64
+	names, itemNos, statuses, images []string
+	prices, costs                    []float64
+}
+
+func (b *updateGoods) add(e existingGoods) {
+	b.ids = append(b.ids, e.id)
+	b.cats = append(b.cats, e.categoryID)
+	b.names = append(b.names, e.name)
+	b.itemNos = append(b.itemNos, e.itemNo)
+	b.statuses = append(b.statuses, e.status)
+	b.images = append(b.images, e.imageURL)
+	b.prices = append(b.prices, e.price)
+	b.costs = append(b.costs, e.cost)
+}
+
+func (b *updateGoods) exec(ctx context.Context, tx pgx.Tx, tenantID int64) error {
+	if len(b.ids) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE basic.goods g SET name = u.name, item_no = u.item_no, status = u.status, image_url = u.image,
+			price = u.price, cost = u.cost, category_id = u.cat, updated_at = now()
+		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::bigint[])
+			AS u(id, name, item_no, status, image, price, cost, cat)
+		WHERE g.tenant_id = $1 AND g.id = u.id`, tenantID, b.ids, b.names, b.itemNos, b.statuses, b.images, b.prices, b.costs, b.cats)
+	return err
+}
+
+// upsertSKUs inserts or updates SKUs by (goods, platform sku id); it returns how many were
+// inserted and updated.
+func upsertSKUs(ctx context.Context, tx pgx.Tx, tenantID int64, skus []skuRecord) (created, updated int32, err error) {
+	if len(skus) == 0 {
+		return 0, 0, nil
+	}
+	goods := make([]int64, len(skus))
+	pids := make([]string, len(skus))
+	specs := make([]string, len(skus))
+	prices := make([]float64, len(skus))
+	stocks := make([]int64, len(skus))
+	itemNos := make([]string, len(skus))
+	for i, k := range skus {
+		goods[i], pids[i], specs[i], prices[i], stocks[i], itemNos[i] = k.GoodsID, k.PlatformSkuID, k.Spec, k.Price, k.Stock, k.ItemNo
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO basic.skus AS s (tenant_id, goods_id, platform_sku_id, spec, price, stock, item_no)
+		SELECT $1, u.goods, u.pid, u.spec, u.price, u.stock, u.item_no
+		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::numeric[], $6::bigint[], $7::text[]) AS u(goods, pid, spec, price, stock, item_no)
+		ON CONFLICT (tenant_id, goods_id, platform_sku_id) DO UPDATE
+			SET spec = EXCLUDED.spec, price = EXCLUDED.price, stock = EXCLUDED.stock, item_no = EXCLUDED.item_no, updated_at = now()
+			WHERE (s.spec, s.price, s.stock, s.item_no) IS DISTINCT FROM (EXCLUDED.spec, EXCLUDED.price, EXCLUDED.stock, EXCLUDED.item_no)
+		RETURNING xmax = 0`, tenantID, goods, pids, specs, prices, stocks, itemNos)
+	if err != nil {
+		return 0, 0, err
+	}
+	for rows.Next() {
+		var inserted bool
+		if err := rows.Scan(&inserted); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		if inserted {
+			created++
+		} else {
+			updated++
+		}
+	}
+	rows.Close()
+	return created, updated, rows.Err()
+}
+
+func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.SyncSkuFromPartnerARequest) (*basicv1.SyncSkuFromPartnerAResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.c.partnerA == nil {
+		return nil, apperr.New(apperr.KindUnavailable, "partner A sync is not configured (SHOPMIND_PARTNER_A_URL)")
+	}
+	goodsIDs := req.GetGoodsIds()
+	type target struct {
+		id      int64
+		pid     string
+		deleted bool
+	}
+	found := map[int64]target{}
+	rows, err := s.c.pool.Query(ctx, "SELECT id, platform_goods_id, status = 'deleted' FROM basic.goods WHERE tenant_id = $1 AND id = ANY($2)", id.TenantID, goodsIDs)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var t target
+		if err := rows.Scan(&t.id, &t.pid, &t.deleted); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		found[t.id] = t
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	byPID := map[string][]int64{}
+	var pids []string
+	for i, gid := range goodsIDs {
+		t, ok := found[gid]
+		field := fmt.Sprintf("goods_ids[%d]", i)
+		switch {
+		case !ok:
+			return nil, apperr.Invalid(field, "goods.exists", fmt.Sprintf("no goods %d in your tenant", gid))
+		case t.deleted:
+			return nil, apperr.New(apperr.KindRule, "goods %d is deleted", gid)
+		case t.pid == "":
+			return nil, apperr.New(apperr.KindRule, "goods %d has no platform goods id: sync it from its platform first", gid)
+		}
+		if !slices.Contains(byPID[t.pid], gid) {
+			if len(byPID[t.pid]) == 0 {
+				pids = append(pids, t.pid)
+			}
+			byPID[t.pid] = append(byPID[t.pid], gid)
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.c.cfg.SyncTimeout)
+	defer cancel()
+	skus, err := s.c.partnerA.AllSKUs(sctx, pids, 0)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, apperr.New(apperr.KindTimeout, "partner A sync exceeded its time limit of %s; nothing was written", s.c.cfg.SyncTimeout)
+		}
+		return nil, err
+	}
+	var res basicv1.SyncSkuFromPartnerAResponse
+	err = s.c.store.tx(sctx, func(tx pgx.Tx) error {
+		res = basicv1.SyncSkuFromPartnerAResponse{}
+		var ids []int64
+		for _, list := range byPID {
+			ids = append(ids, list...)
+		}
+		slices.Sort(ids)
+		if _, err := tx.Exec(sctx, "SELECT 1 FROM basic.goods WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE", id.TenantID, ids); err != nil {
+			return err
+		}
+		current, err := loadSKUs(sctx, tx, id.TenantID, ids)
+		if err != nil {
+			return err
+		}
+		type key struct {
+			goods int64
+			pid   string
+		}
+		have := map[key]skuRecord{}
+		for _, k := range current {
+			have[key{k.GoodsID, k.PlatformSkuID}] = k
+		}
+		var ups []skuRecord
+		touched := map[int64]bool{}
+		for _, ps := range skus {
+			nk := skuRecord{PlatformSkuID: ps.PlatformSkuID, Spec: ps.Spec, Price: money(ps.Price), Stock: max(ps.Stock, 0), ItemNo: ps.ItemNo}
+			for _, gid := range byPID[ps.PlatformGoodsID] {
+				if old, ok := have[key{gid, nk.PlatformSkuID}]; ok && sameSKU(old, nk) {
+					res.Unchanged++
+					continue
+				}
+				nk.GoodsID = gid
+				ups = append(ups, nk)
+				touched[gid] = true
+			}
+		}
+		created, updated, err := upsertSKUs(sctx, tx, id.TenantID, ups)
+		if err != nil {
+			return err
+		}
+		res.Created, res.Updated = created, updated
+		if len(touched) > 0 {
+			changed := make([]int64, 0, len(touched))
+			for gid := range touched {
+				changed = append(changed, gid)
+			}
+			_, err = tx.Exec(sctx, "UPDATE basic.goods SET updated_at = now() WHERE tenant_id = $1 AND id = ANY($2)", id.TenantID, changed)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.c.after(ctx, id.TenantID)
+	return &res, nil
+}
