@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -359,11 +358,11 @@ func typedQueryValue(s string) bool {
 }
 
 // addPathArguments makes the path segments that carry more than a plain name (letters,
-// digits, '-', '_', '.') arguments (ARGS_PATH, part of ARGS): REST paths carry parameters
-// (/api/v1/sessions/{conversation_id}), which the CRS would otherwise only see inside
-// REQUEST_FILENAME, where few rules look at paranoia level 1. Plain-name segments ("api",
-// "v1", "goods", "42") cannot hold a payload of the six classes and are left to the
-// REQUEST_FILENAME rules.
+// digits, '-', '_', '.') arguments (ARGS_PATH, part of ARGS), in addition to what the CRS
+// does: REST paths carry parameters (/api/v1/sessions/{conversation_id}), which the CRS
+// otherwise sees only inside REQUEST_FILENAME, where few rules look at paranoia level 1.
+// Plain-name segments ("api", "v1", "goods", "42", ".env") are left to the REQUEST_FILENAME
+// rules (restricted files and extensions among them), as in the stock CRS.
 func addPathArguments(tx types.Transaction, path string) {
 	n := 0
 	for seg := range strings.SplitSeq(path, "/") {
@@ -396,7 +395,7 @@ func (m *wafMiddleware) refuse(r *http.Request, err error) verdict {
 	return verdict{blocked: true, message: msg}
 }
 
-// verdict turns an interruption into a block naming the rule that decided: the first
+// verdict turns an interruption into a block naming the rule that decided: the most severe
 // matched detection rule (the anomaly evaluation 949110 itself says nothing about why).
 func (m *wafMiddleware) verdict(r *http.Request, tx types.Transaction, it *types.Interruption) verdict {
 	ruleID, msg, best := it.RuleID, "", types.RuleSeverityUnset
@@ -571,7 +570,8 @@ func init() {
 	})
 }
 
-// crsFS serves the embedded CRS with the detection operators renamed to ShopMind's.
+// crsFS serves the embedded CRS with the detection operators renamed to ShopMind's (and
+// without logdata, see rewriteRules).
 type crsFS struct{}
 
 func (crsFS) Open(name string) (fs.File, error) { return coreruleset.FS.Open(name) }
@@ -581,7 +581,7 @@ func (crsFS) ReadFile(name string) ([]byte, error) {
 	if err != nil || !strings.HasSuffix(name, ".conf") {
 		return data, err
 	}
-	return []byte(rewriteOperators(string(data))), nil
+	return []byte(rewriteRules(string(data))), nil
 }
 
 var operatorRewriter = strings.NewReplacer(
@@ -589,7 +589,16 @@ var operatorRewriter = strings.NewReplacer(
 	`"@detectSQLi"`, `"@`+opDetectSQLi+`"`, `"@detectXSS"`, `"@`+opDetectXSS+`"`,
 )
 
-func rewriteOperators(rules string) string { return operatorRewriter.Replace(rules) }
+// logdataLine is a CRS logdata action on its own line. Coraza expands a rule's logdata (macros
+// such as %{MATCHED_VAR}) every time the rule is evaluated, match or not; it is only read by
+// the audit and error logs, which are off, so it is dropped. The block log names the rule
+// and its message.
+var logdataLine = regexp.MustCompile(`(?m)^[ \t]*logdata:'[^'\n]*',\\\n`)
+
+// rewriteRules renames the detection operators and drops the logdata actions of a CRS file.
+func rewriteRules(rules string) string {
+	return logdataLine.ReplaceAllString(operatorRewriter.Replace(rules), "")
+}
 
 // The cache: outcome of operator id on value.
 type memoKey struct {
@@ -610,22 +619,20 @@ type memoShard struct {
 
 var (
 	memoShards [wafMemoShards]memoShard
-	memoSeed   = maphash.MakeSeed()
 	memoNextID atomic.Uint32
 )
 
 func memoOpID() uint32 { return memoNextID.Add(1) }
 
-func memoShardOf(op uint32, value string) *memoShard {
-	h := maphash.String(memoSeed, value) ^ uint64(op)*0x9e3779b97f4a7c15
-	return &memoShards[h%wafMemoShards]
-}
+// memoShardOf spreads the operators (about 200 of them) over the shards: no second hash of
+// the value.
+func memoShardOf(op uint32) *memoShard { return &memoShards[op%wafMemoShards] }
 
 func memoGet(op uint32, value string) (memoEntry, bool) {
 	if len(value) > wafMemoMaxValue || wafMemoOff.Load() {
 		return memoEntry{}, false
 	}
-	s := memoShardOf(op, value)
+	s := memoShardOf(op)
 	k := memoKey{op, value}
 	s.mu.RLock()
 	e, ok := s.cur[k]
@@ -640,7 +647,7 @@ func memoPut(op uint32, value string, e memoEntry) {
 	if len(value) > wafMemoMaxValue || wafMemoOff.Load() {
 		return
 	}
-	s := memoShardOf(op, value)
+	s := memoShardOf(op)
 	k := memoKey{op, strings.Clone(value)}
 	s.mu.Lock()
 	if s.cur == nil || len(s.cur) >= wafMemoShardSize {

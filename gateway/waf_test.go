@@ -754,14 +754,15 @@ func TestWAFOperatorsMatchCoraza(t *testing.T) {
 	}
 }
 
-// TestWAFOperatorRewrite: every detection operator of the loaded rule files is ShopMind's.
+// TestWAFOperatorRewrite: every detection operator of the loaded rule files is ShopMind's, and
+// no logdata is left.
 func TestWAFOperatorRewrite(t *testing.T) {
 	for _, g := range append(slices.Clone(wafGroups), "REQUEST-949-BLOCKING-EVALUATION") {
 		data, err := crsFS{}.ReadFile("@owasp_crs/" + g + ".conf")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, op := range []string{"@rx ", "@detectSQLi", "@detectXSS"} {
+		for _, op := range []string{"@rx ", "@detectSQLi", "@detectXSS", "logdata:"} {
 			if n := strings.Count(string(data), op); n > 0 {
 				t.Errorf("%s: %d %q operators left", g, n, op)
 			}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
+	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/config"
@@ -139,8 +140,8 @@ func TestNotImplementedRoutingAndPrefixes(t *testing.T) {
 		code               int
 		message            string
 	}{
-		{"GET", "/basic/api/v1/basic/goods", "", 501, "not implemented: /shopmind.basic.v1.BasicDataService/ListGoods"},
-		{"POST", "/api/v1/basic/goods/list", `{}`, 501, "GoodsService/QueryGoods"},
+		{"POST", "/api/v1/nl2sql/token", `{"shop_ids":[1]}`, 501, "not implemented: /shopmind.nl2sql.v1.Nl2SqlService/CreateToken"},
+		{"POST", "/api/v1/chat/workflows", `{"task_description":"x"}`, 501, "ChatService/StartWorkflow"},
 		{"POST", "/notify/api/v1/notify/collect/list", `{}`, 501, "NotifyService/ListCollected"},
 		{"GET", "/api/v1/data/crx/ver", "", 501, "ExtensionService/GetVersion"},
 		{"GET", "/api/v1/auth/config", "", 501, "ExtensionService/GetAuthConfig"},
@@ -161,7 +162,7 @@ func TestNotImplementedRoutingAndPrefixes(t *testing.T) {
 		})
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", auth[1])
-	_, err := basicv1.NewGoodsServiceClient(s.Conn).GetGoods(ctx, &basicv1.GetGoodsRequest{Id: 1})
+	_, err := notifyv1.NewNotifyServiceClient(s.Conn).ListCollected(ctx, &notifyv1.ListCollectedRequest{})
 	if status.Code(err) != codes.Unimplemented {
 		t.Fatalf("gRPC: want Unimplemented, got %v", err)
 	}

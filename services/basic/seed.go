@@ -40,6 +40,29 @@ func (st *state) seed(ctx context.Context, deps service.Deps) error {
 	return nil
 }
 
+// adoptAll imports every tenant that has shops in the analytical store but none in basic:
+// data loaded straight into the store (the demo data seed, `shopmind demo-data`) becomes
+// basic's, with its ids, before the service serves, so new rows never reuse those ids.
+func (c *core) adoptAll(ctx context.Context) error {
+	d := c.wh.Dialect()
+	res, err := c.wh.Query(ctx, "SELECT DISTINCT i_tenant_id FROM "+warehouse.TableName(d, warehouse.TableShops),
+		nil, warehouse.QueryOptions{MaxRows: 1_000_000, Timeout: time.Minute})
+	if err != nil {
+		return err
+	}
+	for _, r := range res.Rows {
+		tenantID := asInt(r[0])
+		n, err := c.importFromWarehouse(ctx, tenantID)
+		if err != nil {
+			return fmt.Errorf("tenant %d: %w", tenantID, err)
+		}
+		if n.Shops > 0 {
+			c.log.Info("basic data adopted from the analytical store", "tenant_id", tenantID, "shops", n.Shops, "categories", n.Categories, "goods", n.Goods)
+		}
+	}
+	return nil
+}
+
 // importCounts say what an import brought in.
 type importCounts struct{ Shops, Categories, Goods int }
 

@@ -105,6 +105,9 @@ func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps ser
 			Timeout: cfg.UpstreamTimeout, MaxRetries: retries(cfg.UpstreamRetries)})
 	}
 	st.core = c
+	if err := c.adoptAll(ctx); err != nil {
+		return fmt.Errorf("adopt basic data of the analytical store: %w", err)
+	}
 	go c.outbox.run(ctx, cfg.WarehouseRetryInterval)
 	basicv1.RegisterBasicDataServiceServer(s, &dataServer{c: c})
 	basicv1.RegisterGoodsServiceServer(s, &goodsServer{c: c})

@@ -37,6 +37,10 @@ import (
 // sku id) in one transaction that locks the goods rows: all or nothing. SKUs partner A does
 // not list are kept.
 
+// analyzeAfter is how many goods a sync creates before it refreshes the planner statistics
+// (then again at each doubling).
+const analyzeAfter = 1000
+
 // maxSyncPages bounds one platform sync (200 goods a page: a million goods).
 const maxSyncPages = 5000
 
@@ -89,6 +93,7 @@ func (c *core) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (sy
 	cats := newCategoryCache()
 	seen := map[string]bool{}
 	token := ""
+	nextAnalyze := analyzeAfter
 	for pages := 1; ; pages++ {
 		page, err := c.platform.ListGoods(ctx, sh.Platform, sh.PlatformShopID, token)
 		if err != nil {
@@ -96,6 +101,15 @@ func (c *core) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (sy
 		}
 		if err := c.applyPage(ctx, tenantID, sh, page.Items, cats, outcome); err != nil {
 			return syncCounts{}, err
+		}
+		if n := countOutcome(outcome, outCreated); n >= nextAnalyze {
+			// Fresh statistics while a large sync fills the tables: the planner (and the
+			// plans pooled connections cache) would otherwise keep treating them as small,
+			// and each page would scan more.
+			nextAnalyze = 2 * n
+			if _, err := c.pool.Exec(ctx, "ANALYZE basic.goods, basic.skus"); err != nil {
+				c.log.Warn("analyze during sync failed", "error", err)
+			}
 		}
 		if page.NextPageToken == "" {
 			break
@@ -118,6 +132,16 @@ func (c *core) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (sy
 		}
 	}
 	return res, nil
+}
+
+func countOutcome(outcome map[string]int, o int) int {
+	n := 0
+	for _, v := range outcome {
+		if v == o {
+			n++
+		}
+	}
+	return n
 }
 
 // categoryCache maps category paths to committed category ids.
@@ -339,7 +363,7 @@ func (c *core) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, it
 // ids, and their SKUs.
 func (c *core) loadExisting(ctx context.Context, tx pgx.Tx, tenantID, shopID int64, platformIDs []string) (map[string]*existingGoods, error) {
 	rows, err := tx.Query(ctx, `SELECT id, platform_goods_id, name, item_no, status, image_url, price::float8, cost::float8, category_id
-		FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2 AND platform_goods_id = ANY($3) ORDER BY id FOR UPDATE`, tenantID, shopID, platformIDs)
+		FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2 AND platform_goods_id <> '' AND platform_goods_id = ANY($3) ORDER BY id FOR UPDATE`, tenantID, shopID, platformIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/chat"
 	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/llm"
+	"github.com/shopmind/shopmind/services/chat/llm/llmtest"
 )
 
 // scripted is a test agent: the test writes its behaviour.
@@ -1015,5 +1017,74 @@ func TestSessionIsolation(t *testing.T) {
 	expect(t, s, "GET", "/api/v1/sessions/"+bobConv, "", admin, 404, "not found")
 	if list := decode[sessionList](t, expect(t, s, "GET", "/api/v1/sessions", "", carol, 0, "")); list.Total != "0" {
 		t.Fatalf("carol's list: %+v", list)
+	}
+}
+
+// The production wiring end to end: the agent package's agent (the offline analyst without
+// an LLM endpoint) answers through the bridge and is stored; the health endpoint reports
+// PostgreSQL and the vector store.
+func TestProductionWiring(t *testing.T) {
+	s := stack.Start(t, func(c *config.Config) { c.DemoData = true })
+	token := s.Admin(t).Access
+	data := expect(t, s, "GET", "/api/v1/health/health", "", "", 0, "")
+	h := decode[struct {
+		Status   string `json:"status"`
+		Services []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		} `json:"services"`
+	}](t, data)
+	if h.Status != "healthy" || len(h.Services) != 2 || h.Services[0].Name != "postgres" || h.Services[1].Name != "vector_store" ||
+		h.Services[1].Status != "healthy" {
+		t.Fatalf("health: %s", data)
+	}
+	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"What was the GMV of the last 7 days?"}`, token)
+	end := events[len(events)-1]
+	if end["type"] != "pipeline_end" || textOf(t, events) == "" {
+		t.Fatalf("events: %v", events)
+	}
+	msgs := messages(t, s, es.resp.Header.Get("X-Conversation-Id"), token)
+	if len(msgs) != 2 || msgs[1].ID != end["message_id"] || msgs[1].Content != textOf(t, events) {
+		t.Fatalf("stored: %+v", msgs)
+	}
+	t.Logf("offline analyst: %d events, finish %v: %.200s", len(events), end["finish_reason"], textOf(t, events))
+}
+
+// With an LLM endpoint configured, the LLM agent streams its text through the bridge, the
+// model's token usage reaches the end event, the history reaches the model, and a provider
+// failure mid-stream is an error event with the partial reply stored as interrupted.
+func TestLLMAgentThroughTheBridge(t *testing.T) {
+	fake := llmtest.New(t,
+		llmtest.Reply{Text: []string{"Hello ", "there."}, Usage: &llm.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}},
+		llmtest.Reply{Text: []string{"Second ", "answer ", "cut"}, FailAfter: 2, ErrorMessage: "overloaded"},
+	)
+	s := stack.Start(t, func(c *config.Config) { c.LLM.BaseURL = fake.BaseURL(); c.LLM.MaxRetries = 0 })
+	token := s.Admin(t).Access
+	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"hi"}`, token)
+	convID := es.resp.Header.Get("X-Conversation-Id")
+	end := events[len(events)-1]
+	usage, _ := end["usage"].(map[string]any)
+	if textOf(t, events) != "Hello there." || end["finish_reason"] != "stop" || usage["prompt_tokens"] != "12" || usage["total_tokens"] != "15" {
+		t.Fatalf("events: %v", events)
+	}
+	_, events = stream(t, s, "/api/v2/chat/message", `{"message":"and then?","conversation_id":"`+convID+`"}`, token)
+	errEv := events[len(events)-2]
+	if textOf(t, events) != "Second answer " || errEv["type"] != "error" || errEv["code"] != 502.0 || errEv["retryable"] != true {
+		t.Fatalf("failing provider: %v", events)
+	}
+	reqs := fake.Requests()
+	last := reqs[len(reqs)-1].Messages
+	var contents []string
+	for _, m := range last {
+		if m.Role != "system" {
+			contents = append(contents, m.Role+":"+fmt.Sprint(m.Content))
+		}
+	}
+	if strings.Join(contents, "|") != "user:hi|assistant:Hello there.|user:and then?" {
+		t.Fatalf("model saw: %q", contents)
+	}
+	msgs := messages(t, s, convID, token)
+	if len(msgs) != 4 || msgs[3].Content != "Second answer " || msgs[3].Status != "interrupted" {
+		t.Fatalf("stored: %+v", msgs)
 	}
 }

@@ -118,12 +118,13 @@ func compileCases() []compileCase {
 						{Field: "paid_amount", Operator: "gte", Value: 99.5},
 						{Field: "basic_orders.buyer_id", Operator: "ne", Value: "424242"},
 						{Field: "ordered_at", Operator: "lt", Value: "2024-03-01T00:00:00Z"},
+						{Field: "basic_shops.shop_name", Operator: "ne", Value: "x'); DROP TABLE basic_orders; --"},
 					}
 				})
 			},
 			cols: []string{"shop", "shop_name", "basic_shops.status", "gmv", "buyers"},
 			has:  map[string]string{"postgres": `t0."shop_id" IN ($`, "clickhouse": "`shop_id` IN (?, ?)"},
-			not:  []string{"12345", "o'hara", "99.5", "424242", "2024-03"},
+			not:  []string{"12345", "o'hara", "99.5", "424242", "2024-03", "DROP", "--"},
 		},
 		{
 			name: "raw columns: unqualified nearest, qualified through a join",

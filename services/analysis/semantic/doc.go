@@ -63,7 +63,8 @@
 //
 // PostgreSQL joins tables with ON clauses. ClickHouse gets the subset both 18.16 and
 // current releases accept: one JOIN per SELECT, as ANY LEFT JOIN of a tenant-filtered
-// subquery USING one key aliased alike on both sides; typed Nullable columns in UNION
+// subquery USING one key aliased alike on both sides, joined subqueries aliased (current
+// releases require it by default); typed Nullable columns in UNION
 // ALL; NULLIF; aggregates over toNullable(x) for totals (no -OrNull combinator in 18.16).
 // ClickHouse's LEFT JOIN gives default values (0, empty string) rather than NULL for a fact
 // row whose dimension row is missing; PostgreSQL gives NULL.

@@ -19,6 +19,9 @@ type params struct {
 }
 
 func (p *params) add(v any) string {
+	if p.args == nil {
+		p.args = make([]any, 0, 16)
+	}
 	p.args = append(p.args, v)
 	if p.d.numbered() {
 		return p.d.Placeholder(len(p.args))
@@ -124,6 +127,7 @@ func (c *compiler) groupContext(g *group) *gctx {
 		// PostgreSQL: the fact table t0 and its LEFT JOINs t1.. with the tenant in each ON.
 		col := func(p place) string { return "t" + strconv.Itoa(p.node) + "." + q(p.col.Name) }
 		var from strings.Builder
+		from.Grow(256)
 		from.WriteString(q(g.root.Name))
 		from.WriteString(" AS t0")
 		for i := 1; i < len(g.used); i++ {
@@ -135,7 +139,7 @@ func (c *compiler) groupContext(g *group) *gctx {
 			fmt.Fprintf(&from, " LEFT JOIN %s AS %s ON %s.%s = %s AND %s.%s = t%d.%s",
 				q(n.table.Name), a, a, tenant, c.tenantParam(), a, q(n.join.ToColumn), n.parent, q(n.join.FromColumn))
 		}
-		x := &gctx{from: from.String(), col: col}
+		x := &gctx{from: from.String(), col: col, where: make([]string, 0, 8)}
 		x.where = append(x.where, "t0."+tenant+" = "+c.tenantParam())
 		x.where = append(x.where, c.rangeSQL(col(g.time))...)
 		x.where = append(x.where, c.metricCondsSQL(g, col)...)
@@ -147,7 +151,7 @@ func (c *compiler) groupContext(g *group) *gctx {
 	bare := func(p place) string { return q(p.col.Name) }
 	if !c.nested(g) {
 		// ClickHouse, one table.
-		x := &gctx{from: q(g.root.Name), col: bare}
+		x := &gctx{from: q(g.root.Name), col: bare, where: make([]string, 0, 8)}
 		x.where = append(x.where, tenant+" = "+c.tenantParam())
 		x.where = append(x.where, c.rangeSQL(bare(g.time))...)
 		x.where = append(x.where, c.metricCondsSQL(g, bare)...)
@@ -210,6 +214,7 @@ func (c *compiler) chainContext(g *group) *gctx {
 	bare := func(p place) string { return q(p.col.Name) }
 
 	var b strings.Builder
+	b.Grow(512)
 	b.WriteString("SELECT ")
 	b.WriteString(strings.Join(perNode[0], ", "))
 	b.WriteString(" FROM ")
@@ -311,6 +316,7 @@ const (
 
 func (c *compiler) selectList(items []item) string {
 	var b strings.Builder
+	b.Grow(64 * len(items))
 	for i, it := range items {
 		if i > 0 {
 			b.WriteString(", ")
@@ -327,6 +333,7 @@ func (c *compiler) selectList(items []item) string {
 // groupSQL is the aggregating SELECT of a group: items (the first nkeys are the keys).
 func (c *compiler) groupSQL(x *gctx, items []item, nkeys int) string {
 	var b strings.Builder
+	b.Grow(256 + 64*len(items) + len(x.from) + 48*len(x.where))
 	b.WriteString("SELECT ")
 	b.WriteString(c.selectList(items))
 	b.WriteString(" FROM ")
@@ -352,7 +359,7 @@ func (c *compiler) groupBy(b *strings.Builder, keys []item) {
 
 // keyItems are the group keys of group g: the time bucket, then the dimensions.
 func (c *compiler) keyItems(g *group, x *gctx, names []string) []item {
-	var out []item
+	out := make([]item, 0, len(g.dims)+1+len(g.metrics)+len(c.q.Metrics))
 	k := 0
 	if c.q.Granularity != "" {
 		out = append(out, item{c.d.TimeBucket(c.q.Granularity, x.col(g.time)), names[k]})
@@ -449,6 +456,7 @@ func (c *compiler) render() (*Compiled, error) {
 	c.w.once(&c.w.end, q.End.UTC())
 
 	var sql strings.Builder
+	sql.Grow(1024)
 	if len(c.groups) == 1 && len(labels) == 0 && c.directOK(c.groups[0], cols) {
 		// One scan, no label: a single aggregating SELECT, as one would write it by hand.
 		g := c.groups[0]
@@ -506,6 +514,7 @@ func (c *compiler) innerSQL(keyNames []string, totals bool) string {
 		return c.groupSQL(x, items, nkeys)
 	}
 	var union strings.Builder
+	union.Grow(1024 * len(c.groups))
 	for gi, g := range c.groups {
 		if gi > 0 {
 			union.WriteString(" UNION ALL ")
@@ -575,7 +584,7 @@ func (c *compiler) finalSQL(b *strings.Builder, inner string, cols []OutputColum
 		}
 		return q("_L" + strconv.Itoa(j))
 	}
-	var items []item
+	items := make([]item, 0, len(cols))
 	for i := 0; i < metricPos; i++ {
 		switch o := outs[i]; o.kind {
 		case outKey:

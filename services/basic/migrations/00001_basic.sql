@@ -80,9 +80,12 @@ CREATE TABLE basic.skus (
     created_at      timestamptz   NOT NULL DEFAULT now(),
     updated_at      timestamptz   NOT NULL DEFAULT now(),
     PRIMARY KEY (tenant_id, id),
-    UNIQUE (tenant_id, goods_id, platform_sku_id),
-    FOREIGN KEY (tenant_id, goods_id) REFERENCES basic.goods (tenant_id, id) ON DELETE CASCADE
+    UNIQUE (tenant_id, goods_id, platform_sku_id)
 );
+-- No foreign key to basic.goods: SKUs are written only by the syncs, in the transaction
+-- that holds their goods row (goods are never removed, only soft-deleted), and a per-row
+-- referential check was the slowest part of a large sync (its cached plan, made while the
+-- goods table was small, scans the table: quadratic on a fresh database).
 
 CREATE TABLE basic.link_templates (
     tenant_id   bigint      NOT NULL,
