@@ -12,15 +12,19 @@
 // each streamed SendMessageResponse (the spec's chat event) as one line `data: <json>` followed
 // by a blank line. The JSON is the spec's flattened shape, not the protojson of the message:
 //
-//   - a text increment (type "chunk") is written as the plain OpenAI chunk, the protojson of
-//     ChatCompletionChunk:
+//   - a text increment (type "chunk") is written as the OpenAI chat.completion.chunk shape
+//     (ChatCompletionChunk's fields, with `created` as a JSON number of Unix seconds and
+//     `finish_reason` null until the last chunk) plus the conversation_id:
 //       data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1767225600,
 //              "model":"shopmind-agents","choices":[{"index":0,"delta":{"content":"Sales"},
-//              "finish_reason":null}]}
+//              "finish_reason":null}],"conversation_id":"…"}
 //   - every other event is written as {"type": <type>, "conversation_id": ..., <fields of the
 //     oneof member>}, for example
 //       data: {"type":"render","conversation_id":"…","id":"r1","component":"TaskPlanCard","props":{…}}
 //       data: {"type":"pipeline_end","conversation_id":"…","message_id":"…","finish_reason":"stop"}
+//
+// The conversation id is also sent as the response header X-Conversation-Id before the first
+// event, and `: keep-alive` comment lines are written while the agents are idle.
 //
 // The stream ends with the line `data: [DONE]`, which clients ignore. A failure before the
 // first event is an ordinary error envelope (400 when the message is empty); a failure during
