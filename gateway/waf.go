@@ -52,7 +52,7 @@ import (
 //     that are more than plain names are (as ARGS_PATH).
 //   - The detection operators remember their outcome per value and skip @rx patterns whose
 //     required literals are absent (memoRx below).
-//   - No audit log, no debug log.
+//   - No audit log, no debug log; the rules' logdata is dropped (rewriteRules).
 
 // wafGroups are the CRS request rule files loaded, in CRS order.
 var wafGroups = []string{

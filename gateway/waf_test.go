@@ -277,7 +277,7 @@ func runCRSCase(h http.Handler, raw []byte) crsResult {
 // profile, returning the result of each case by name.
 func runCRSCorpus(t *testing.T, cases []crsCase, level int, profile wafProfile) map[string]crsResult {
 	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: config.DefaultWAFAnomalyThreshold, BodyLimit: config.DefaultWAFBodyLimit}
-	m, err := newWAFMiddleware(cfg, profile, slog.New(slog.DiscardHandler), testBlock)
+	m, err := newWAFMiddleware(cfg, profile, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +437,7 @@ func (c wafRequest) build() *http.Request {
 	r.Header.Set("User-Agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36")
 	r.Header.Set("Accept", "application/json, text/plain, */*")
 	r.Header.Set("Accept-Language", "zh-CN,zh;q=0.9,en;q=0.8")
-	r.Header.Set("Authorization", benchJWT)
+	r.Header.Set("Authorization", wafBenchJWT)
 	if c.body != "" {
 		r.Header.Set("Content-Type", "application/json")
 	}
@@ -447,10 +447,10 @@ func (c wafRequest) build() *http.Request {
 	return r
 }
 
-func testWAF(t testing.TB, level int) http.Handler {
+func wafTestHandler(t testing.TB, level int) http.Handler {
 	t.Helper()
 	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: config.DefaultWAFAnomalyThreshold, BodyLimit: config.DefaultWAFBodyLimit}
-	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), testBlock)
+	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +509,7 @@ var wafAttacks = []wafRequest{
 }
 
 func TestWAFBlocksAttacks(t *testing.T) {
-	h := testWAF(t, 1)
+	h := wafTestHandler(t, 1)
 	for _, c := range wafAttacks {
 		t.Run(c.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
@@ -624,7 +624,7 @@ var wafLegitimate = []wafRequest{
 // blocked. At level 2 the free-text fields (chat messages, URLs, sort specs) trip PL2 rules;
 // the count is reported (WAF.md), not asserted.
 func TestWAFPassesShopMindTraffic(t *testing.T) {
-	h2 := testWAF(t, 2)
+	h2 := wafTestHandler(t, 2)
 	var pl2 []string
 	for _, c := range wafLegitimate {
 		rec := httptest.NewRecorder()
@@ -635,7 +635,7 @@ func TestWAFPassesShopMindTraffic(t *testing.T) {
 	}
 	t.Logf("paranoia level 2 would block %d of %d legitimate requests: %v", len(pl2), len(wafLegitimate), pl2)
 	for _, level := range []int{1} {
-		h := testWAF(t, level)
+		h := wafTestHandler(t, level)
 		for _, c := range wafLegitimate {
 			t.Run(fmt.Sprintf("PL%d/%s", level, c.name), func(t *testing.T) {
 				rec := httptest.NewRecorder()
@@ -652,7 +652,7 @@ func TestWAFPassesShopMindTraffic(t *testing.T) {
 }
 
 func TestWAFOffIsIdentity(t *testing.T) {
-	mw, err := NewWAF(config.WAFConfig{Enabled: false}, nil, testBlock)
+	mw, err := NewWAF(config.WAFConfig{Enabled: false}, nil, wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,7 +661,7 @@ func TestWAFOffIsIdentity(t *testing.T) {
 		t.Fatal("off: the handler is wrapped")
 	}
 	rec := httptest.NewRecorder()
-	testWAF(t, 1) // on still works alongside
+	wafTestHandler(t, 1) // on still works alongside
 	mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })).ServeHTTP(rec, wafAttacks[0].build())
 	if rec.Code != 204 {
 		t.Fatalf("off: attack not passed through: %d", rec.Code)
@@ -673,7 +673,7 @@ func TestWAFOffIsIdentity(t *testing.T) {
 func TestWAFStreamsFlush(t *testing.T) {
 	release := make(chan struct{})
 	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), testBlock)
+	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
 	}

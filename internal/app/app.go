@@ -23,6 +23,7 @@ import (
 
 	"github.com/shopmind/shopmind/gateway"
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
+	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/discovery"
@@ -175,7 +176,13 @@ func Run(ctx context.Context, opts Options) error {
 				envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway})
 			}
 		}
-		gw, err := gateway.New(ctx, gateway.Options{Logger: log, Registry: registry, Backends: backends,
+		waf, err := gateway.NewWAF(cfg.WAF, log, func(w http.ResponseWriter, r *http.Request, ruleID int, message string) {
+			gateway.WriteError(w, r, apperr.KindForbidden, fmt.Sprintf("request blocked by the web application firewall (rule %d)", ruleID))
+		})
+		if err != nil {
+			return fmt.Errorf("waf: %w", err)
+		}
+		gw, err := gateway.New(ctx, gateway.Options{WAF: waf, Logger: log, Registry: registry, Backends: backends,
 			EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
 			Authenticate: newEdgeAuth(cfg, tokens, rev, dial).Middleware, Metadata: gateway.IdentityMetadata,
 			SSEKeepAlive: cfg.Chat.SSEKeepAlive})

@@ -10,6 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/analysis/demodata"
@@ -124,9 +130,19 @@ func TestMetricsCRUDAndRules(t *testing.T) {
 		`{"name":"x5","display_name":"x","group":"g","type":"formula","config":{"formula":{"expression":"` + strings.Repeat("(", 10000) + "gmv" + strings.Repeat(")", 10000) + `","dependency_ids":[` + fmt.Sprint(gmv) + `]}}}`,
 		`{"name":"x6","display_name":"x","group":"g","type":"derived","config":{"order":{"order_field":"paid_amount","time_basis":"ordered_at"}}}`,
 	} {
+		// Through the gateway the WAF may stop it first (403); the service itself refuses it too.
 		env := call(t, s, tok, "POST", "/analysis/api/v1/analytics/metrics", body)
-		if env.Code != 400 && env.Code != 422 {
+		if env.Code != 400 && env.Code != 422 && env.Code != 403 {
 			t.Fatalf("hostile metric accepted: %d %s (%.80s)", env.Code, env.Message, body)
+		}
+		var m analysisv1.Metric
+		if err := protojson.Unmarshal([]byte(body), &m); err != nil {
+			t.Fatal(err)
+		}
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
+		_, err := analysisv1.NewMetricServiceClient(s.Conn).CreateMetric(ctx, &analysisv1.CreateMetricRequest{Metric: &m})
+		if c := status.Code(err); c != codes.InvalidArgument && c != codes.FailedPrecondition {
+			t.Fatalf("service accepted a hostile metric over gRPC: %v (%.80s)", err, body)
 		}
 	}
 	list = want(t, s, tok, "GET", "/analysis/api/v1/analytics/metrics", "", 0, "gmv")

@@ -1,6 +1,7 @@
 package semantic
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -434,4 +435,37 @@ func TestCheckerCatchesMissingTenant(t *testing.T) {
 			t.Fatalf("%s: missing predicate not caught (%v):\n%s", d.Name(), err, broken.SQL)
 		}
 	}
+}
+
+// FuzzCompile: whatever the dimension, filter field, operator and value, Compile either
+// refuses with an *apperr.Error or produces SQL that passes the structural checks.
+func FuzzCompile(f *testing.F) {
+	f.Add("shop", "status", "eq", "paid", 1.5, "gmv", "day")
+	f.Add("basic_goods.is_virtual", "basic_shops.shop_name", "like", "%a'b%", 2.0, "sales", "week")
+	f.Add("category", "amount); DROP TABLE x; --", "in", "x", 0.0, "margin", "")
+	f.Fuzz(func(t *testing.T, dim, field, op, str string, num float64, metric, gran string) {
+		ms := testMetrics()
+		m := ms[metric]
+		if m == nil {
+			m = &Metric{Name: "m", Type: TypeDerived, Derived: &DerivedConfig{SourceField: metric, Aggregation: "sum"}}
+		}
+		for _, v := range []any{str, num, []any{str, num}, nil, true} {
+			q := query(nil, []string{dim}, gran)
+			q.Metrics = []*Metric{m}
+			q.Filters = []Condition{{Field: field, Operator: op, Value: v}}
+			for _, d := range dialects {
+				out, err := Compile(q, baseCatalog, d)
+				if err != nil {
+					var ae *apperr.Error
+					if !errors.As(err, &ae) {
+						t.Fatalf("error %T %v", err, err)
+					}
+					continue
+				}
+				if _, err := checkSQL(out, q.TenantID, baseCatalog); err != nil {
+					t.Fatalf("%v\n%s", err, out.SQL)
+				}
+			}
+		}
+	})
 }
