@@ -8,7 +8,7 @@
 -- tenants may hold the same imported id. Every query names the tenant.
 CREATE SCHEMA basic;
 
--- Keyword filters on goods names (ILIKE '%kw%') use a trigram index.
+-- Keyword filters on goods names (LIKE '%kw%' on the lower-cased name) use a trigram index.
 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 
 CREATE TABLE basic.shops (
@@ -56,17 +56,30 @@ CREATE TABLE basic.goods (
     created_at        timestamptz   NOT NULL DEFAULT now(),
     updated_at        timestamptz   NOT NULL DEFAULT now(),
     deleted_at        timestamptz,
+    -- The name lower-cased once on write: keyword filters are LIKE on it (a byte
+    -- comparison), several times cheaper per row than ILIKE on name.
+    name_search       text          GENERATED ALWAYS AS (lower(name)) STORED,
     PRIMARY KEY (tenant_id, id),
     FOREIGN KEY (tenant_id, shop_id) REFERENCES basic.shops (tenant_id, id)
 );
 -- Platform sync upserts by (shop, platform goods id).
 CREATE UNIQUE INDEX goods_platform_goods ON basic.goods (tenant_id, shop_id, platform_goods_id) WHERE platform_goods_id <> '';
-CREATE INDEX goods_created ON basic.goods (tenant_id, created_at DESC, id DESC);
-CREATE INDEX goods_shop ON basic.goods (tenant_id, shop_id, status, display_order, id);
-CREATE INDEX goods_category ON basic.goods (tenant_id, category_id);
-CREATE INDEX goods_staff ON basic.goods (tenant_id, staff_id);
+-- Listings. A page is chosen by an index-only scan and then joined with its 20 rows: one
+-- index per sort field, walked in order until the page is full, and one per filter that
+-- also answers the count. Each carries the filter columns (INCLUDE), so filters are tested
+-- on the index entries, not on the table's rows.
+CREATE INDEX goods_created ON basic.goods (tenant_id, created_at, id) INCLUDE (status, shop_id, category_id, staff_id, is_virtual);
+CREATE INDEX goods_updated ON basic.goods (tenant_id, updated_at, id) INCLUDE (status, shop_id, category_id, staff_id, is_virtual);
+CREATE INDEX goods_price ON basic.goods (tenant_id, price, id) INCLUDE (status, shop_id, category_id, staff_id, is_virtual);
+CREATE INDEX goods_cost ON basic.goods (tenant_id, cost, id) INCLUDE (status, shop_id, category_id, staff_id, is_virtual);
+CREATE INDEX goods_name_sort ON basic.goods (tenant_id, name, id) INCLUDE (status, shop_id, category_id, staff_id, is_virtual);
+CREATE INDEX goods_display ON basic.goods (tenant_id, display_order, id) INCLUDE (status, shop_id, category_id, staff_id, is_virtual);
+CREATE INDEX goods_status ON basic.goods (tenant_id, status);
+CREATE INDEX goods_shop ON basic.goods (tenant_id, shop_id, status, display_order, id) INCLUDE (category_id, staff_id, is_virtual);
+CREATE INDEX goods_category ON basic.goods (tenant_id, category_id, status) INCLUDE (shop_id, staff_id, is_virtual);
+CREATE INDEX goods_staff ON basic.goods (tenant_id, staff_id, status) INCLUDE (shop_id, category_id, is_virtual);
 CREATE INDEX goods_item_no ON basic.goods (tenant_id, shop_id, item_no) WHERE item_no <> '';
-CREATE INDEX goods_name_trgm ON basic.goods USING gin (name public.gin_trgm_ops);
+CREATE INDEX goods_name_trgm ON basic.goods USING gin (name_search public.gin_trgm_ops);
 
 CREATE TABLE basic.skus (
     tenant_id       bigint        NOT NULL,
