@@ -449,6 +449,29 @@ func (c *compiler) plan() error {
 			g.mconds[k] = placed(c.bases[mi].conds)
 		}
 	}
+	// Filter fields resolve once; their values convert once (per group for unqualified
+	// columns, whose table, hence type, depends on the group).
+	type filter struct {
+		field string
+		named *catalog.NamedDimension
+		table *catalog.Table
+		col   *catalog.Column
+		bare  string
+		vals  []any
+		err   error
+	}
+	filters := make([]filter, len(c.q.Filters))
+	for i, f := range c.q.Filters {
+		x := &filters[i]
+		x.field = "filters[" + strconv.Itoa(i) + "]"
+		if err := c.resolveField(x.field+".field", f.Field, &x.named, &x.table, &x.col, &x.bare); err != nil {
+			return err
+		}
+		if x.col != nil {
+			// The declared column's type (a foreign key standing for it has the same).
+			x.vals, x.err = condValues(x.field, x.col, f.Operator, f.Value)
+		}
+	}
 	for _, g := range c.groups {
 		g.dims = make([]place, len(c.dims))
 		for i := range c.dims {
@@ -475,28 +498,22 @@ func (c *compiler) plan() error {
 			g.dims[i] = p
 			g.use(p)
 		}
-		for i, f := range c.q.Filters {
-			field := "filters[" + strconv.Itoa(i) + "]"
-			var named *catalog.NamedDimension
-			var table *catalog.Table
-			var col *catalog.Column
-			var bare string
-			if err := c.resolveField(field+".field", f.Field, &named, &table, &col, &bare); err != nil {
-				return err
-			}
-			p, err := c.locateIn(g, field+".field", "filtered by", named, table, col, bare)
+		for i := range filters {
+			f := &filters[i]
+			p, err := c.locateIn(g, f.field+".field", "filtered by", f.named, f.table, f.col, f.bare)
 			if err != nil {
 				return err
 			}
-			typed := p.col
-			if col != nil {
-				typed = col // the declared column's type (a foreign key stands for it)
+			if f.err != nil {
+				return f.err
 			}
-			vals, err := condValues(field, typed, f.Operator, f.Value)
-			if err != nil {
-				return err
+			vals := f.vals
+			if f.col == nil { // unqualified: typed by the column found for this group
+				if vals, err = condValues(f.field, p.col, c.q.Filters[i].Operator, c.q.Filters[i].Value); err != nil {
+					return err
+				}
 			}
-			g.filters = append(g.filters, placedCond{place: p, op: f.Operator, vals: vals})
+			g.filters = append(g.filters, placedCond{place: p, op: c.q.Filters[i].Operator, vals: vals})
 			g.use(p)
 		}
 	}

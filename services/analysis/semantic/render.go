@@ -169,19 +169,27 @@ func (c *compiler) groupContext(g *group) *gctx {
 func (c *compiler) chainContext(g *group) *gctx {
 	q := c.d.Quote
 	tenant := q(catalog.TenantColumn)
-	type key struct {
+	type alias struct {
 		node int
 		col  string
+		as   string
 	}
-	aliases := map[key]string{}
+	aliases := make([]alias, 0, 8)
+	find := func(p place) string {
+		for _, a := range aliases {
+			if a.node == p.node && a.col == p.col.Name {
+				return a.as
+			}
+		}
+		return ""
+	}
 	perNode := make([][]string, len(g.used)) // "col AS alias" items per node
 	need := func(p place) {
-		k := key{p.node, p.col.Name}
-		if _, ok := aliases[k]; ok {
+		if find(p) != "" {
 			return
 		}
-		a := q("_C" + strconv.Itoa(len(aliases)))
-		aliases[k] = a
+		a := q(iname('C', len(aliases)))
+		aliases = append(aliases, alias{p.node, p.col.Name, a})
 		perNode[p.node] = append(perNode[p.node], q(p.col.Name)+" AS "+a)
 	}
 	if c.q.Granularity != "" || g.time.node != 0 {
@@ -207,10 +215,10 @@ func (c *compiler) chainContext(g *group) *gctx {
 	for i := 1; i < len(g.used); i++ {
 		if g.used[i] {
 			n := &g.reach.nodes[i]
-			perNode[n.parent] = append(perNode[n.parent], q(n.join.FromColumn)+" AS "+q("_K"+strconv.Itoa(i)))
+			perNode[n.parent] = append(perNode[n.parent], q(n.join.FromColumn)+" AS "+q(iname('K', i)))
 		}
 	}
-	col := func(p place) string { return aliases[key{p.node, p.col.Name}] }
+	col := find
 	bare := func(p place) string { return q(p.col.Name) }
 
 	var b strings.Builder
@@ -241,7 +249,7 @@ func (c *compiler) chainContext(g *group) *gctx {
 			continue
 		}
 		n := &g.reach.nodes[i]
-		k := q("_K" + strconv.Itoa(i))
+		k := q(iname('K', i))
 		right := "SELECT " + q(n.join.ToColumn) + " AS " + k
 		for _, item := range perNode[i] {
 			right += ", " + item
@@ -249,9 +257,8 @@ func (c *compiler) chainContext(g *group) *gctx {
 		}
 		right += " FROM " + q(n.table.Name) + " WHERE " + tenant + " = " + c.tenantParam()
 		// Current ClickHouse wants joined subqueries aliased (joined_subquery_requires_alias).
-		num := strconv.Itoa(i)
-		chain = "SELECT " + strings.Join(visible, ", ") + " FROM (" + chain + ") AS " + q("_J"+num) +
-			" ANY LEFT JOIN (" + right + ") AS " + q("_R"+num) + " USING (" + k + ")"
+		chain = "SELECT " + strings.Join(visible, ", ") + " FROM (" + chain + ") AS " + q(iname('J', i)) +
+			" ANY LEFT JOIN (" + right + ") AS " + q(iname('R', i)) + " USING (" + k + ")"
 	}
 	x := &gctx{from: "(" + chain + ")", col: col}
 	if g.time.node != 0 {
@@ -421,7 +428,7 @@ func (c *compiler) render() (*Compiled, error) {
 		dimPos[i] = len(cols)
 		cols = append(cols, OutputColumn{Name: d.name, Type: d.typ, Role: catalog.RoleDimension})
 		outs = append(outs, out{outKey, len(keyNames)})
-		keyNames = append(keyNames, "_D"+strconv.Itoa(i))
+		keyNames = append(keyNames, iname('D', i))
 		if d.label != nil {
 			cols = append(cols, OutputColumn{Name: d.label.col.Name, Type: d.label.col.Type, Role: catalog.RoleDimension})
 			outs = append(outs, out{outLabel, len(labels)})
@@ -509,7 +516,7 @@ func (c *compiler) innerSQL(keyNames []string, totals bool) string {
 		x := c.groupContext(g)
 		items := c.keyItems(g, x, keyNames)
 		for _, mi := range g.metrics {
-			items = append(items, item{c.aggregate(g, mi, x, totals), "_M" + strconv.Itoa(mi)})
+			items = append(items, item{c.aggregate(g, mi, x, totals), iname('M', mi)})
 		}
 		return c.groupSQL(x, items, nkeys)
 	}
@@ -530,9 +537,9 @@ func (c *compiler) innerSQL(keyNames []string, totals bool) string {
 				}
 			}
 			if in {
-				items = append(items, item{c.d.nullable(c.aggregate(g, i, x, totals), b.typ), "_U" + strconv.Itoa(i)})
+				items = append(items, item{c.d.nullable(c.aggregate(g, i, x, totals), b.typ), iname('U', i)})
 			} else {
-				items = append(items, item{c.d.nullOf(b.typ), "_U" + strconv.Itoa(i)})
+				items = append(items, item{c.d.nullOf(b.typ), iname('U', i)})
 			}
 		}
 		union.WriteString(c.groupSQL(x, items, nkeys))
@@ -545,11 +552,11 @@ func (c *compiler) innerSQL(keyNames []string, totals bool) string {
 		outer = append(outer, item{q(k), ""})
 	}
 	for i, base := range c.bases {
-		e := "max(" + q("_U"+strconv.Itoa(i)) + ")" // one row per key and metric: max picks it
+		e := "max(" + q(iname('U', i)) + ")" // one row per key and metric: max picks it
 		if base.additive {
 			e = "COALESCE(" + e + ", 0)" // no row for a sum or count is 0
 		}
-		outer = append(outer, item{e, "_M" + strconv.Itoa(i)})
+		outer = append(outer, item{e, iname('M', i)})
 	}
 	b.WriteString(c.selectList(outer))
 	b.WriteString(" FROM (")
@@ -582,7 +589,7 @@ func (c *compiler) finalSQL(b *strings.Builder, inner string, cols []OutputColum
 		if pg {
 			return "l" + strconv.Itoa(j) + "." + q(d.label.col.Name)
 		}
-		return q("_L" + strconv.Itoa(j))
+		return q(iname('L', j))
 	}
 	items := make([]item, 0, len(cols))
 	for i := 0; i < metricPos; i++ {
@@ -593,7 +600,7 @@ func (c *compiler) finalSQL(b *strings.Builder, inner string, cols []OutputColum
 			items = append(items, item{labelRef(o.idx), cols[i].Name})
 		}
 	}
-	mref := func(i int) string { return ref("_M" + strconv.Itoa(i)) }
+	mref := func(i int) string { return ref(iname('M', i)) }
 	for _, m := range c.q.Metrics {
 		if i := c.baseIndex(m.Name); i >= 0 {
 			items = append(items, item{mref(i), m.Name})
@@ -612,7 +619,7 @@ func (c *compiler) finalSQL(b *strings.Builder, inner string, cols []OutputColum
 			l := c.dims[di].label
 			a := "l" + strconv.Itoa(j)
 			fmt.Fprintf(b, " LEFT JOIN %s AS %s ON %s.%s = %s AND %s.%s = q.%s",
-				q(l.table.Name), a, a, tenant, c.tenantParam(), a, q(l.key.Name), q("_D"+strconv.Itoa(di)))
+				q(l.table.Name), a, a, tenant, c.tenantParam(), a, q(l.key.Name), q(iname('D', di)))
 		}
 		return
 	}
@@ -623,17 +630,16 @@ func (c *compiler) finalSQL(b *strings.Builder, inner string, cols []OutputColum
 		visible = append(visible, q(k))
 	}
 	for i := range c.bases {
-		visible = append(visible, q("_M"+strconv.Itoa(i)))
+		visible = append(visible, q(iname('M', i)))
 	}
 	for j, di := range labels {
 		l := c.dims[di].label
-		key := q("_D" + strconv.Itoa(di))
-		right := "SELECT " + q(l.key.Name) + " AS " + key + ", " + q(l.col.Name) + " AS " + q("_L"+strconv.Itoa(j)) +
+		key := q(iname('D', di))
+		right := "SELECT " + q(l.key.Name) + " AS " + key + ", " + q(l.col.Name) + " AS " + q(iname('L', j)) +
 			" FROM " + q(l.table.Name) + " WHERE " + tenant + " = " + c.tenantParam()
-		n := strconv.Itoa(j)
-		join := " AS " + q("_Q"+n) + " ANY LEFT JOIN (" + right + ") AS " + q("_P"+n) + " USING (" + key + ")"
+		join := " AS " + q(iname('Q', j)) + " ANY LEFT JOIN (" + right + ") AS " + q(iname('P', j)) + " USING (" + key + ")"
 		if j < len(labels)-1 {
-			visible = append(visible, q("_L"+n))
+			visible = append(visible, q(iname('L', j)))
 			level = "SELECT " + strings.Join(visible, ", ") + " FROM (" + level + ")" + join
 			continue
 		}
@@ -727,3 +733,21 @@ func (c *compiler) orderLimit(b *strings.Builder, order []orderKey, cols []Outpu
 	b.WriteString(" LIMIT ")
 	b.WriteString(c.w.add(int64(limit)))
 }
+
+// iname is the internal alias _<kind><n> (_T, _D0, _M1, _U2, _C3, _K4, _L5, _J6, _R7, _Q8,
+// _P9): upper case, so never a catalog column (lower case) nor an output name.
+func iname(kind byte, n int) string {
+	if n < len(inames[0]) && kind >= 'A' && kind <= 'Z' {
+		return inames[kind-'A'][n]
+	}
+	return "_" + string(kind) + strconv.Itoa(n)
+}
+
+var inames = func() (t [26][64]string) {
+	for k := range t {
+		for n := range t[k] {
+			t[k][n] = "_" + string(rune('A'+k)) + strconv.Itoa(n)
+		}
+	}
+	return
+}()

@@ -1578,7 +1578,8 @@ type PreviewQueryResponse struct {
 	Columns []*ResultColumn `protobuf:"bytes,1,rep,name=columns,proto3" json:"columns,omitempty"`
 	// Result rows; each row holds one value per column, in column order. null for missing values.
 	Rows []*structpb.ListValue `protobuf:"bytes,2,rep,name=rows,proto3" json:"rows,omitempty"`
-	// The SQL that ran, with numbered placeholders ($1, $2, ...) in place of every value.
+	// The SQL that ran, with placeholders in place of every value: $1, $2, ... on PostgreSQL, ? on
+	// ClickHouse (bound in order).
 	Sql string `protobuf:"bytes,3,opt,name=sql,proto3" json:"sql,omitempty"`
 	// Values bound to the placeholders, in placeholder order.
 	Params []*structpb.Value `protobuf:"bytes,4,rep,name=params,proto3" json:"params,omitempty"`
@@ -1785,7 +1786,8 @@ func (x *GenerateSqlRequest) GetLimit() int32 {
 // GenerateSqlResponse: the SQL of the query, not run.
 type GenerateSqlResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The SQL, with numbered placeholders ($1, $2, ...) in place of every value.
+	// The SQL, with placeholders in place of every value: $1, $2, ... on PostgreSQL, ? on
+	// ClickHouse (bound in order).
 	Sql string `protobuf:"bytes,1,opt,name=sql,proto3" json:"sql,omitempty"`
 	// Values bound to the placeholders, in placeholder order.
 	Params []*structpb.Value `protobuf:"bytes,2,rep,name=params,proto3" json:"params,omitempty"`
