@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -39,30 +38,8 @@ type AuthConfig struct {
 // loadAuth reads the authentication variables, appending a message naming the variable to
 // errs for each malformed value.
 func loadAuth(getenv func(string) string, errs *[]string) AuthConfig {
-	dur := func(key string, def time.Duration) time.Duration {
-		v := getenv(key)
-		if v == "" {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			*errs = append(*errs, fmt.Sprintf("%s: %q is not a positive duration", key, v))
-			return def
-		}
-		return d
-	}
-	num := func(key string, def, lo, hi int) int {
-		v := getenv(key)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			*errs = append(*errs, fmt.Sprintf("%s: %q is not an integer from %d to %d", key, v, lo, hi))
-			return def
-		}
-		return n
-	}
+	dur := vars{getenv, errs}.duration
+	num := vars{getenv, errs}.integer
 	a := AuthConfig{
 		Environment:          getenv("SHOPMIND_ENV"),
 		AccessTTL:            dur("SHOPMIND_ACCESS_TOKEN_TTL", 2*time.Hour),

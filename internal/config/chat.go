@@ -38,18 +38,7 @@ type ChatConfig struct {
 // loadChat reads the chat variables, appending a message naming the variable to errs for
 // each malformed value.
 func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
-	dur := func(key string, def time.Duration) time.Duration {
-		v := getenv(key)
-		if v == "" {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			*errs = append(*errs, fmt.Sprintf("%s: %q is not a positive duration", key, v))
-			return def
-		}
-		return d
-	}
+	dur := vars{getenv, errs}.duration
 	c := ChatConfig{
 		HistoryMessages:    DefaultChatHistoryMessages,
 		SessionIdleTimeout: dur("SHOPMIND_CHAT_SESSION_IDLE_TIMEOUT", DefaultChatSessionIdleTimeout),

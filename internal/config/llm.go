@@ -104,36 +104,9 @@ func (c LLMConfig) EmbeddingsEnabled() bool {
 // loadLLM reads the LLM, agent and vector store variables, appending a message naming the
 // variable to errs for each malformed value.
 func loadLLM(getenv func(string) string, errs *[]string) LLMConfig {
-	str := func(key, def string) string {
-		if v := strings.TrimSpace(getenv(key)); v != "" {
-			return v
-		}
-		return def
-	}
-	dur := func(key string, def time.Duration) time.Duration {
-		v := strings.TrimSpace(getenv(key))
-		if v == "" {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			*errs = append(*errs, fmt.Sprintf("%s: %q is not a positive duration", key, v))
-			return def
-		}
-		return d
-	}
-	num := func(key string, def, lo, hi int) int {
-		v := strings.TrimSpace(getenv(key))
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			*errs = append(*errs, fmt.Sprintf("%s: %q is not an integer from %d to %d", key, v, lo, hi))
-			return def
-		}
-		return n
-	}
+	str := vars{getenv, errs}.str
+	dur := vars{getenv, errs}.duration
+	num := vars{getenv, errs}.integer
 	baseURL := func(key string) string {
 		v := strings.TrimRight(strings.TrimSpace(getenv(key)), "/")
 		if v == "" {
