@@ -130,6 +130,7 @@ func (s *store) listGoods(ctx context.Context, tenantID int64, f goodsFilter, sk
 		page = fmt.Sprintf("WITH m AS MATERIALIZED (SELECT g.id, g.name FROM basic.goods g%s) SELECT %s FROM (SELECT g.id FROM m g %s LIMIT %d OFFSET %d) p JOIN basic.goods g ON g.tenant_id = $1 AND g.id = p.id%s %s",
 			w.sql(), goodsColumns, order, p.Size, p.offset(), goodsJoins, order)
 	}
+	// The count and the page go in one round trip.
 	batch := &pgx.Batch{}
 	batch.Queue("SELECT count(*) FROM basic.goods g"+w.sql(), w.args...)
 	batch.Queue(page, w.args...)
