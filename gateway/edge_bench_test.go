@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/gateway"
+	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
@@ -119,7 +119,9 @@ func BenchmarkEdge(b *testing.B) {
 		if waf {
 			wafMW, err = gateway.NewWAF(config.WAFConfig{Enabled: true, ParanoiaLevel: config.DefaultWAFParanoia,
 				AnomalyThreshold: config.DefaultWAFAnomalyThreshold, BodyLimit: config.DefaultWAFBodyLimit}, log,
-				func(w http.ResponseWriter, r *http.Request, _ int, msg string) { gateway.WriteError(w, r, apperr.KindForbidden, msg) })
+				func(w http.ResponseWriter, r *http.Request, _ int, msg string) {
+					gateway.WriteError(w, r, apperr.KindForbidden, msg)
+				})
 			if err != nil {
 				b.Fatal(err)
 			}
