@@ -522,6 +522,10 @@ func (s *store) importItemNumbers(ctx context.Context, tenantID int64, rows []im
 				updNos = append(updNos, r.ItemNo)
 			}
 		}
+		if len(errs) > 0 { // validated first: one bad row and nothing is stored
+			imported = 0
+			return nil
+		}
 		if len(updIDs) == 0 {
 			return nil
 		}

@@ -218,7 +218,8 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"staff_id":1}`, acmeShop), 404, "not found")
 	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"category_id":%d}`, shop, acmeCat), 400, "no category")
 
-	// import: rows without error are imported, the others reported by row.
+	// import: validated first; any faulty row is reported and nothing is stored.
+	before1 := d.getGoods(t, gs[1].ID).ItemNo
 	var imp struct {
 		Imported int `json:"imported"`
 		Errors   []struct {
@@ -235,14 +236,25 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 		{"goods_id":%d,"item_no":"IMP-X"},
 		{"goods_id":987654,"item_no":"IMP-Y"},
 		{"goods_id":%d,"item_no":"IMP-0"}]}`, gs[0].ID, gs[1].ID, gs[2].ID, gs[0].ID, acmeGoods.ID, other.ID), &imp)
-	if imp.Imported != 3 || len(imp.Errors) != 4 || imp.Errors[0].Row != 3 || imp.Errors[0].Field != "item_no" ||
+	if imp.Imported != 0 || len(imp.Errors) != 4 || imp.Errors[0].Row != 3 || imp.Errors[0].Field != "item_no" ||
 		!strings.Contains(imp.Errors[0].Message, "already used by goods") || imp.Errors[1].Row != 4 || imp.Errors[1].Field != "goods_id" ||
 		!strings.Contains(imp.Errors[1].Message, "repeated") || imp.Errors[2].Row != 5 || !strings.Contains(imp.Errors[2].Message, "not found") ||
 		imp.Errors[3].Row != 6 {
 		t.Fatalf("import: %+v", imp)
 	}
-	if d.getGoods(t, gs[1].ID).ItemNo != "IMP-1" || d.getGoods(t, other.ID).ItemNo != "IMP-0" || acme.getGoods(t, acmeGoods.ID).ItemNo != "A-1" {
-		t.Fatal("import did not store the valid rows only")
+	if d.getGoods(t, gs[1].ID).ItemNo != before1 || acme.getGoods(t, acmeGoods.ID).ItemNo != "A-1" {
+		t.Fatal("an import with faulty rows stored some")
+	}
+	imp.Errors = nil
+	d.post(t, "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[
+		{"goods_id":%d,"item_no":"IMP-0"},
+		{"goods_id":%d,"item_no":"IMP-1"},
+		{"goods_id":%d,"item_no":"IMP-0"}]}`, gs[0].ID, gs[1].ID, other.ID), &imp)
+	if imp.Imported != 3 || len(imp.Errors) != 0 {
+		t.Fatalf("clean import: %+v", imp)
+	}
+	if d.getGoods(t, gs[1].ID).ItemNo != "IMP-1" || d.getGoods(t, other.ID).ItemNo != "IMP-0" {
+		t.Fatal("clean import not stored")
 	}
 	// A malformed row rejects the whole request, nothing stored.
 	d.want(t, "POST", "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[{"goods_id":%d,"item_no":"NEW"},{"goods_id":%d,"item_no":""}]}`, gs[3].ID, gs[4].ID), 400, "rows[1].item_no")
@@ -262,7 +274,7 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 		Errors   []json.RawMessage `json:"errors"`
 	}
 	d.post(t, "/api/v1/basic/goods/import", `{"rows":[`+strings.Join(rows[:1000], ",")+`]}`, &big)
-	if big.Imported+len(big.Errors) != 1000 {
+	if len(big.Errors) > 0 && big.Imported != 0 || len(big.Errors) == 0 && big.Imported != 1000 {
 		t.Fatalf("1000 rows: %d imported, %d errors", big.Imported, len(big.Errors))
 	}
 

@@ -1260,7 +1260,7 @@ type ImportItemNumbersResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Number of rows imported.
 	Imported int32 `protobuf:"varint,1,opt,name=imported,proto3" json:"imported,omitempty"`
-	// The rows not imported, in row order. Empty when every row was imported.
+	// The faulty rows, in row order; when not empty, nothing was imported.
 	Errors        []*ImportError `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -74,8 +74,9 @@ type GoodsServiceClient interface {
 	// GetGoodsDetail returns one goods with its SKUs.
 	GetGoodsDetail(ctx context.Context, in *GetGoodsDetailRequest, opts ...grpc.CallOption) (*GetGoodsDetailResponse, error)
 	// ImportItemNumbers sets the item numbers of goods by goods id, up to 1000 rows at a time.
-	// Rows without error are imported; rows with a business error (unknown goods, item number
-	// already used in the shop, repeated goods id) are skipped and reported.
+	// Every row is validated first; when any row has an error (unknown or deleted goods, item
+	// number already used in the shop, repeated goods id) nothing is stored: the answer has
+	// imported 0 and every faulty row in errors. Otherwise every row is imported.
 	ImportItemNumbers(ctx context.Context, in *ImportItemNumbersRequest, opts ...grpc.CallOption) (*ImportItemNumbersResponse, error)
 	// BatchUpdateGoodsByShop sets the responsible staff and/or the category of every goods of a
 	// shop (deleted goods excepted).
@@ -301,8 +302,9 @@ type GoodsServiceServer interface {
 	// GetGoodsDetail returns one goods with its SKUs.
 	GetGoodsDetail(context.Context, *GetGoodsDetailRequest) (*GetGoodsDetailResponse, error)
 	// ImportItemNumbers sets the item numbers of goods by goods id, up to 1000 rows at a time.
-	// Rows without error are imported; rows with a business error (unknown goods, item number
-	// already used in the shop, repeated goods id) are skipped and reported.
+	// Every row is validated first; when any row has an error (unknown or deleted goods, item
+	// number already used in the shop, repeated goods id) nothing is stored: the answer has
+	// imported 0 and every faulty row in errors. Otherwise every row is imported.
 	ImportItemNumbers(context.Context, *ImportItemNumbersRequest) (*ImportItemNumbersResponse, error)
 	// BatchUpdateGoodsByShop sets the responsible staff and/or the category of every goods of a
 	// shop (deleted goods excepted).
