@@ -73,6 +73,15 @@ var kinds = map[Kind]kindInfo{
 	KindTimeout:          {codes.DeadlineExceeded, "TIMEOUT", 504},
 }
 
+// byReason maps an ErrorInfo reason back to its envelope code.
+var byReason = func() map[string]int {
+	m := make(map[string]int, len(kinds))
+	for _, info := range kinds {
+		m[info.reason] = info.envelope
+	}
+	return m
+}()
+
 // byCode maps a bare gRPC code (no ErrorInfo from us) to an envelope code.
 var byCode = map[codes.Code]int{
 	codes.OK:                 0,
@@ -210,10 +219,8 @@ func FromStatus(st *status.Status) Envelope {
 				continue
 			}
 			fromUs = true
-			for _, info := range kinds {
-				if info.reason == d.GetReason() {
-					env.Code = info.envelope
-				}
+			if code, ok := byReason[d.GetReason()]; ok {
+				env.Code = code
 			}
 		case *errdetails.RetryInfo:
 			env.RetryAfter = d.GetRetryDelay().AsDuration()

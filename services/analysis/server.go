@@ -57,7 +57,8 @@ func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps ser
 		return fmt.Errorf("analytical store schema: %w", err)
 	}
 	st.store = store
-	st.metrics = &metrics{pool: deps.DB, catalog: store.Catalog}
+	cats := &catalogCache{load: store.Catalog}
+	st.metrics = &metrics{pool: deps.DB, catalog: cats.get}
 	analysisv1.RegisterMetricServiceServer(s, &metricServer{metrics: st.metrics})
 	analysisv1.RegisterQueryServiceServer(s, &queryServer{metrics: st.metrics, store: store,
 		timeout: deps.Config.Analytics.QueryTimeout, maxRows: deps.Config.Analytics.MaxRows})
@@ -199,7 +200,7 @@ func (s *queryServer) compile(ctx context.Context, req queryRequest, limit int) 
 	for _, srt := range req.GetSort() {
 		q.Sort = append(q.Sort, semantic.SortKey{Field: srt.GetField(), Desc: srt.GetOrder() != "asc"})
 	}
-	cat, err := s.store.Catalog(ctx)
+	cat, err := s.metrics.catalog(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +295,7 @@ func (s *queryServer) GetCatalog(ctx context.Context, req *analysisv1.GetCatalog
 	if _, err := caller(ctx); err != nil {
 		return nil, err
 	}
-	cat, err := s.store.Catalog(ctx)
+	cat, err := s.metrics.catalog(ctx)
 	if err != nil {
 		return nil, err
 	}

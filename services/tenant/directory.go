@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -21,12 +22,19 @@ type directory struct {
 
 // Permissions implements authn.PermissionSource from this service's own tables.
 func (d *directory) Permissions(ctx context.Context, id *authn.Identity) (map[string]bool, error) {
+	perms, _, err := d.grants(ctx, id)
+	return perms, err
+}
+
+// grants reads, in one query, the permission codes a user holds (administrators hold every
+// code) and the administrator flag; a disabled user holds nothing.
+func (d *directory) grants(ctx context.Context, id *authn.Identity) (map[string]bool, bool, error) {
 	codes, _, isAdmin, status, err := d.store.permissionsOf(ctx, id.TenantID, id.UserID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if status != "enabled" {
-		return nil, apperr.New(apperr.KindForbidden, "user is disabled")
+		return nil, false, apperr.New(apperr.KindForbidden, "user is disabled")
 	}
 	out := make(map[string]bool, len(codes))
 	for _, c := range codes {
@@ -37,7 +45,7 @@ func (d *directory) Permissions(ctx context.Context, id *authn.Identity) (map[st
 			out[c] = true
 		}
 	}
-	return out, nil
+	return out, isAdmin, nil
 }
 
 // currentUser loads the caller with roles and permission codes.
@@ -166,7 +174,7 @@ func checkPermissionCodes(codes []string) error {
 	for i, c := range codes {
 		if !known[c] {
 			return apperr.Invalid("permission_codes", "permission_codes.known",
-				"unknown permission code "+quote(c)+" at index "+itoa(i))
+				fmt.Sprintf("unknown permission code %q at index %d", c, i))
 		}
 	}
 	return nil

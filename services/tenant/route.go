@@ -9,11 +9,7 @@ import (
 // checkRoute decides whether the user may call method+path: the RPC's declared access rule
 // against the user's permissions; administrator paths ("-m") need an administrator.
 func checkRoute(ctx context.Context, dir *directory, target *authn.Identity, method, path string) (bool, string, error) {
-	perms, err := dir.Permissions(ctx, target)
-	if err != nil {
-		return false, "", err
-	}
-	_, _, isAdmin, _, err := dir.store.permissionsOf(ctx, target.TenantID, target.UserID)
+	perms, isAdmin, err := dir.grants(ctx, target)
 	if err != nil {
 		return false, "", err
 	}
