@@ -85,10 +85,16 @@ func (e *EdgeAuth) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		id := claims.Identity(raw)
-		ctx := authn.WithIdentity(r.Context(), id)
+		ctx := r.Context()
 		SetAccessIdentity(ctx, id.TenantID, id.UserID)
+		if info := infoFrom(ctx); info != nil {
+			info.identity = id // read by IdentityMetadata; no context copy per request
+		} else {
+			ctx = authn.WithIdentity(ctx, id)
+			r = r.WithContext(ctx)
+		}
 		if authn.IsAdminPath(r.URL.Path) {
-			allowed, err := e.AdminCheck(ctx, id, r.Method, r.URL.Path)
+			allowed, err := e.AdminCheck(authn.WithIdentity(ctx, id), id, r.Method, r.URL.Path)
 			if err != nil {
 				WriteErr(w, r, err)
 				return
@@ -98,25 +104,27 @@ func (e *EdgeAuth) Middleware(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r)
 	})
 }
 
 // IdentityMetadata is the Options.Metadata hook: the verified identity and the backend path.
-func IdentityMetadata(r *http.Request) metadata.MD {
-	md := metadata.Pairs("x-http-path", r.URL.Path)
-	id := authn.FromContext(r.Context())
+func IdentityMetadata(r *http.Request, md metadata.MD) {
+	md["x-http-path"] = []string{r.URL.Path}
+	id := identityFrom(r.Context())
 	if id == nil {
-		return md
+		return
 	}
-	roles := make([]string, len(id.RoleIDs))
+	roles := make([]byte, 0, 8*len(id.RoleIDs))
 	for i, rid := range id.RoleIDs {
-		roles[i] = strconv.FormatInt(rid, 10)
+		if i > 0 {
+			roles = append(roles, ',')
+		}
+		roles = strconv.AppendInt(roles, rid, 10)
 	}
-	md.Set("x-user-id", strconv.FormatInt(id.UserID, 10))
-	md.Set("x-tenant-id", strconv.FormatInt(id.TenantID, 10))
-	md.Set("x-username", id.Username)
-	md.Set("x-is-admin", strconv.FormatBool(id.IsAdmin))
-	md.Set("x-role-ids", strings.Join(roles, ","))
-	return md
+	md["x-user-id"] = []string{strconv.FormatInt(id.UserID, 10)}
+	md["x-tenant-id"] = []string{strconv.FormatInt(id.TenantID, 10)}
+	md["x-username"] = []string{id.Username}
+	md["x-is-admin"] = []string{strconv.FormatBool(id.IsAdmin)}
+	md["x-role-ids"] = []string{string(roles)}
 }

@@ -26,7 +26,8 @@ func TestEdgeAuth(t *testing.T) {
 	auth, tokens, rev := edgeAuth(t, false)
 	var seen metadata.MD
 	h := auth.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen = gateway.IdentityMetadata(r)
+		seen = metadata.MD{}
+		gateway.IdentityMetadata(r, seen)
 		w.WriteHeader(204)
 	}))
 	pair, err := tokens.Issue(authn.Subject{UserID: 5, Username: "ann", TenantID: 2, RoleIDs: []int64{3, 4}}, "dev", "")

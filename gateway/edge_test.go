@@ -99,8 +99,8 @@ func startBackend(t *testing.T, name string) (*grpc.ClientConn, *recordingNotify
 
 // notifyRoutes registers the notify service plus two hand-written routes: a v2 twin of
 // /api/v1/notify/collect/list and a v1-only route, for version negotiation.
-func notifyRoutes(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
-	if err := notifyv1.RegisterNotifyServiceHandler(ctx, mux, conn); err != nil {
+func notifyRoutes(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+	if err := notifyv1.RegisterNotifyServiceHandlerClient(ctx, mux, notifyv1.NewNotifyServiceClient(conn)); err != nil {
 		return err
 	}
 	if err := mux.HandlePath("POST", "/api/v2/notify/collect/list", func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
@@ -159,8 +159,9 @@ func TestEnvironmentRouting(t *testing.T) {
 				next.ServeHTTP(w, r)
 			})
 		},
-		Metadata: func(r *http.Request) metadata.MD {
-			return metadata.Pairs("x-user-id", "7", "X-Env", "prod")
+		Metadata: func(r *http.Request, md metadata.MD) {
+			md["x-user-id"] = []string{"7"}
+			md["x-env"] = []string{"prod"} // the gateway's own x-env wins
 		},
 	})
 	cases := []struct {

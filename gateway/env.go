@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/logging"
 )
 
 // EnvHeader chooses the environment of a request whose URL carries no environment prefix.
@@ -26,6 +27,9 @@ type envKey struct{}
 // EnvironmentFrom returns the environment (dev, local, test) the gateway routed the request
 // to, or dev outside a routed request.
 func EnvironmentFrom(ctx context.Context) string {
+	if info := infoFrom(ctx); info != nil {
+		return info.env
+	}
 	if env, ok := ctx.Value(envKey{}).(string); ok {
 		return env
 	}
@@ -80,11 +84,13 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 			env = config.DefaultEnvironment
 		}
 		stripServicePrefix(&u)
-		ctx := context.WithValue(r.Context(), envKey{}, env)
-		if info := infoFrom(ctx); info != nil {
+		// The request is observe's own copy: the environment goes into its record and the URL
+		// is replaced in place (one Request copy per request is enough).
+		if info := infoFrom(r.Context()); info != nil {
 			info.env = env
+		} else {
+			r = r.WithContext(context.WithValue(r.Context(), envKey{}, env))
 		}
-		r = r.WithContext(ctx)
 		r.URL = &u
 		if len(values) > 0 { // chosen: it goes no further (backends get x-env from the gateway)
 			r.Header = r.Header.Clone()
@@ -126,20 +132,20 @@ func stripServicePrefix(u *url.URL) {
 	}
 }
 
-// metadataFor is the mux's metadata annotator of one environment: x-env from the gateway,
-// then whatever the Metadata hook adds (never an x-env of its own).
+// metadataFor is the mux's metadata annotator of one environment: x-env and x-request-id
+// (the id observe accepted or assigned) from the gateway, then the Metadata hook's pairs. One
+// map is built per call; grpc-gateway joins it with the forwarded headers.
 func (g *Gateway) metadataFor(env string) func(context.Context, *http.Request) metadata.MD {
-	return func(_ context.Context, r *http.Request) metadata.MD {
-		md := metadata.Pairs(envMetadataKey, env)
-		if g.opts.Metadata == nil {
-			return md
+	return func(ctx context.Context, r *http.Request) metadata.MD {
+		md := make(metadata.MD, 10)
+		if g.opts.Metadata != nil {
+			g.opts.Metadata(r, md)
 		}
-		for k, vs := range g.opts.Metadata(r) {
-			k = strings.ToLower(k)
-			if k == envMetadataKey {
-				continue
-			}
-			md.Append(k, vs...)
+		md[envMetadataKey] = []string{env}
+		if id := logging.RequestID(ctx); id != "" {
+			md[logging.RequestIDHeader] = []string{id}
+		} else {
+			delete(md, logging.RequestIDHeader)
 		}
 		return md
 	}

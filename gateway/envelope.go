@@ -11,6 +11,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/logging"
@@ -37,8 +38,18 @@ var (
 	envelopeTail = []byte(`}`)
 )
 
-// Marshal wraps the marshalled message in the success envelope.
+// Marshal wraps the marshalled message in the success envelope. A message is marshalled
+// straight after the envelope's head (one buffer, no copy); other values (grpc-gateway passes
+// a few) go through JSONPb.
 func (m *envelopeMarshaler) Marshal(v any) ([]byte, error) {
+	if msg, ok := v.(proto.Message); ok {
+		out := make([]byte, 0, 512)
+		out, err := m.MarshalOptions.MarshalAppend(append(out, envelopeHead...), msg)
+		if err != nil {
+			return nil, err
+		}
+		return append(out, envelopeTail...), nil
+	}
 	data, err := m.JSONPb.Marshal(v)
 	if err != nil {
 		return nil, err

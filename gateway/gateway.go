@@ -25,15 +25,17 @@ import (
 	"github.com/shopmind/shopmind/internal/logging"
 )
 
-// Registration attaches one service's REST handlers to the mux, calling the backend over conn.
-type Registration func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
+// Registration attaches one service's REST handlers to the mux, calling the backend over conn
+// (a network connection, or the in-process channel of a target hosted by the same process).
+type Registration func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error
 
 // Backend is a gRPC backend the gateway forwards to.
 type Backend struct {
 	// Target is the service name (tenant, analysis, ...).
 	Target string
-	// Conn is the client connection to the backend.
-	Conn *grpc.ClientConn
+	// Conn is the client connection to the backend: a *grpc.ClientConn, or the in-process
+	// channel of grpcserver.Server.InProcess when this process hosts the target.
+	Conn grpc.ClientConnInterface
 	// Register attaches the service's REST routes.
 	Register Registration
 }
@@ -59,8 +61,9 @@ type Options struct {
 	// backend path and EnvironmentFrom(ctx); it may reject with WriteError and record the
 	// caller with SetAccessIdentity. CORS preflights never reach it.
 	Authenticate func(http.Handler) http.Handler
-	// Metadata adds gRPC metadata to every call to a backend (nil: none). It cannot set x-env.
-	Metadata func(*http.Request) metadata.MD
+	// Metadata adds gRPC metadata to every call to a backend (nil: none): it sets its pairs
+	// in md, whose keys are lower case. It cannot set x-env or x-request-id.
+	Metadata func(r *http.Request, md metadata.MD)
 	// SSEKeepAlive is the interval of keep-alive comments on idle chat event streams
 	// (0: DefaultSSEKeepAlive). See sse.go.
 	SSEKeepAlive time.Duration
@@ -69,8 +72,8 @@ type Options struct {
 // forwardedHeaders are the only client headers passed to backends as gRPC metadata
 // (grpc-gateway itself always forwards Authorization). Identity headers and x-env are
 // deliberately absent: only the gateway may set them.
+// (X-Request-Id reaches them as x-request-id too, but checked: see metadataFor.)
 var forwardedHeaders = map[string]string{
-	"X-Request-Id":    logging.RequestIDHeader,
 	"Accept-Language": "accept-language",
 	"Grpc-Timeout":    "grpc-timeout",
 }
@@ -255,7 +258,7 @@ func (g *Gateway) healthz(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	checked := map[*grpc.ClientConn]bool{}
+	checked := map[grpc.ClientConnInterface]bool{}
 	for _, name := range g.envOrder {
 		for _, b := range g.envs[name].backends {
 			if checked[b.Conn] {
@@ -282,14 +285,23 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = w.Write([]byte(body))
 }
 
-// Routes combines generated Register...Handler functions into one Registration.
-func Routes(regs ...func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error) Registration {
-	return func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
+// Routes combines the Route of each of a target's services into one Registration.
+func Routes(regs ...Registration) Registration {
+	return func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
 		for _, reg := range regs {
 			if err := reg(ctx, mux, conn); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+}
+
+// Route is one service's Registration from its generated Register...HandlerClient and
+// New...Client functions. (The generated Register...Handler takes a *grpc.ClientConn only,
+// which would rule out the in-process channel.)
+func Route[C any](register func(context.Context, *runtime.ServeMux, C) error, newClient func(grpc.ClientConnInterface) C) Registration {
+	return func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+		return register(ctx, mux, newClient(conn))
 	}
 }

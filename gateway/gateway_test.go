@@ -78,7 +78,7 @@ func startGateway(t *testing.T, always200 bool) (*httptest.Server, *fakeNotify) 
 	}
 	gw, err := gateway.New(context.Background(), gateway.Options{
 		Logger: log, Registry: prometheus.NewRegistry(), AlwaysHTTP200: always200, MaxBodyBytes: 1024,
-		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: gateway.Routes(notifyv1.RegisterNotifyServiceHandler)}},
+		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: gateway.Routes(gateway.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient))}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +234,7 @@ func TestReadyzFailsWhenBackendDown(t *testing.T) {
 	}
 	defer conn.Close()
 	gw, err := gateway.New(context.Background(), gateway.Options{Logger: log, MaxBodyBytes: 1024,
-		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: gateway.Routes(notifyv1.RegisterNotifyServiceHandler)}}})
+		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: gateway.Routes(gateway.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient))}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 )
@@ -53,6 +54,8 @@ type requestInfo struct {
 	tenantID  int64
 	userID    int64
 	always200 bool
+	// identity is the verified caller (EdgeAuth), for the backend metadata.
+	identity *authn.Identity
 }
 
 type requestInfoKey struct{}
@@ -68,6 +71,15 @@ func SetAccessIdentity(ctx context.Context, tenantID, userID int64) {
 	if info := infoFrom(ctx); info != nil {
 		info.tenantID, info.userID = tenantID, userID
 	}
+}
+
+// identityFrom is the verified caller of the request: the one EdgeAuth recorded, or one
+// placed in the context with authn.WithIdentity.
+func identityFrom(ctx context.Context) *authn.Identity {
+	if info := infoFrom(ctx); info != nil && info.identity != nil {
+		return info.identity
+	}
+	return authn.FromContext(ctx)
 }
 
 // ClientAddr is the client address the edge uses for rate limiting and the access log: the
@@ -123,8 +135,8 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 func (g *Gateway) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		// The id reaches backends as x-request-id metadata (metadataFor), from the context.
 		id := logging.AcceptOrNewID(r.Header.Get("X-Request-Id"))
-		r.Header.Set("X-Request-Id", id)
 		w.Header().Set("X-Request-Id", id)
 		info := &requestInfo{env: config.DefaultEnvironment, route: routeUnmatched,
 			client: clientAddr(r, g.trusted), always200: g.opts.AlwaysHTTP200}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/logging"
 )
 
 // partnerPrefix starts the pass-through paths: /api-<partner>/...
@@ -151,6 +152,9 @@ func (p *partnerProxy) rewrite(pr *httputil.ProxyRequest) {
 	h.Del(p.header)
 	if p.key != "" {
 		h.Set(p.header, p.key)
+	}
+	if id := logging.RequestID(pr.In.Context()); id != "" { // the id observe accepted or assigned
+		h.Set("X-Request-Id", id)
 	}
 }
 

@@ -82,7 +82,7 @@ type sseRoute[Req, E proto.Message] struct {
 	// collect reports whether the request asks for one JSON reply instead of a stream; nil:
 	// always streamed.
 	collect func(Req) bool
-	open    func(ctx context.Context, conn *grpc.ClientConn, req Req) (eventStream[E], error)
+	open    func(ctx context.Context, conn grpc.ClientConnInterface, req Req) (eventStream[E], error)
 	// event converts a streamed message to the v2 event.
 	event func(E) (*chatv2.SendMessageResponse, error)
 }
@@ -90,7 +90,7 @@ type sseRoute[Req, E proto.Message] struct {
 // registerChatStreams serves the chat streams on an environment's mux, when the
 // environment has a chat backend.
 func (g *Gateway) registerChatStreams(e *environment) error {
-	var conn *grpc.ClientConn
+	var conn grpc.ClientConnInterface
 	for _, b := range e.backends {
 		if b.Target == chatTarget {
 			conn = b.Conn
@@ -104,7 +104,7 @@ func (g *Gateway) registerChatStreams(e *environment) error {
 		rpc:        "/shopmind.chat.v2.ChatService/SendMessage",
 		newRequest: func() *chatv2.SendMessageRequest { return &chatv2.SendMessageRequest{} },
 		collect:    func(r *chatv2.SendMessageRequest) bool { return r.Stream != nil && !r.GetStream() },
-		open: func(ctx context.Context, conn *grpc.ClientConn, req *chatv2.SendMessageRequest) (eventStream[*chatv2.SendMessageResponse], error) {
+		open: func(ctx context.Context, conn grpc.ClientConnInterface, req *chatv2.SendMessageRequest) (eventStream[*chatv2.SendMessageResponse], error) {
 			return chatv2.NewChatServiceClient(conn).SendMessage(ctx, req)
 		},
 		event: func(ev *chatv2.SendMessageResponse) (*chatv2.SendMessageResponse, error) { return ev, nil },
@@ -113,7 +113,7 @@ func (g *Gateway) registerChatStreams(e *environment) error {
 		path:       "/api/v1/chat/messages",
 		rpc:        "/shopmind.chat.v1.ChatService/SendMessages",
 		newRequest: func() *chatv1.SendMessagesRequest { return &chatv1.SendMessagesRequest{} },
-		open: func(ctx context.Context, conn *grpc.ClientConn, req *chatv1.SendMessagesRequest) (eventStream[*chatv1.SendMessagesResponse], error) {
+		open: func(ctx context.Context, conn grpc.ClientConnInterface, req *chatv1.SendMessagesRequest) (eventStream[*chatv1.SendMessagesResponse], error) {
 			return chatv1.NewChatServiceClient(conn).SendMessages(ctx, req)
 		},
 		event: func(ev *chatv1.SendMessagesResponse) (*chatv2.SendMessageResponse, error) {
@@ -132,13 +132,13 @@ func (g *Gateway) registerChatStreams(e *environment) error {
 }
 
 // handleSSE registers the bridge of one route on the mux.
-func handleSSE[Req, E proto.Message](g *Gateway, mux *runtime.ServeMux, conn *grpc.ClientConn, rt sseRoute[Req, E]) error {
+func handleSSE[Req, E proto.Message](g *Gateway, mux *runtime.ServeMux, conn grpc.ClientConnInterface, rt sseRoute[Req, E]) error {
 	return mux.HandlePath(http.MethodPost, rt.path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
 		serveSSE(g, mux, conn, rt, w, r)
 	})
 }
 
-func serveSSE[Req, E proto.Message](g *Gateway, mux *runtime.ServeMux, conn *grpc.ClientConn, rt sseRoute[Req, E],
+func serveSSE[Req, E proto.Message](g *Gateway, mux *runtime.ServeMux, conn grpc.ClientConnInterface, rt sseRoute[Req, E],
 	w http.ResponseWriter, r *http.Request) {
 	inbound, outbound := runtime.MarshalerForRequest(mux, r)
 	fail := func(err error) { g.env.errorHandler(r.Context(), mux, outbound, w, r, err) }

@@ -127,7 +127,7 @@ func startChat(t *testing.T, opts gateway.Options) (*httptest.Server, *fakeChat)
 	}
 	t.Cleanup(func() { _ = conn.Close(); srv.Server.Stop() })
 	opts.Backends = append(opts.Backends, gateway.Backend{Target: "chat", Conn: conn,
-		Register: gateway.Routes(chatv2.RegisterChatServiceHandler, chatv1.RegisterChatServiceHandler)})
+		Register: gateway.Routes(gateway.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), gateway.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient))})
 	return startEdge(t, opts), fake
 }
 
@@ -189,8 +189,9 @@ func jsonEqual(t *testing.T, got, want string) {
 // and calls the backend with the metadata grpc-gateway routes get: authorization, x-env of
 // the routed environment, the Metadata hook's identity, the request id.
 func TestSSEBridgeStream(t *testing.T) {
-	hs, fake := startChat(t, gateway.Options{Metadata: func(r *http.Request) metadata.MD {
-		return metadata.Pairs("x-user-id", "7", "x-http-path", r.URL.Path)
+	hs, fake := startChat(t, gateway.Options{Metadata: func(r *http.Request, md metadata.MD) {
+		md["x-user-id"] = []string{"7"}
+		md["x-http-path"] = []string{r.URL.Path}
 	}})
 	res := post(t, hs, "/test/api/v2/chat/message", `{"message":"hello"}`, "Authorization", "Bearer tok", "X-Request-Id", "req-1")
 	h := res.header

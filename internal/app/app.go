@@ -103,7 +103,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	// dialEnv connects to a target of an environment: our own listener for targets this
 	// process hosts, etcd round robin when discovery is on, static addresses otherwise.
-	dialEnv := func(env, target string) (*grpc.ClientConn, error) {
+	dialEnv := func(env, target string) (grpc.ClientConnInterface, error) {
 		if etcd != nil && (!has(target) || env != config.DefaultEnvironment) {
 			dcfg := cfg.Discovery
 			if env != config.DefaultEnvironment {
@@ -115,11 +115,19 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		addr := cfg.EnvAddrOf(env, target)
 		if grpcLis != nil && (addr == cfg.GRPCAddr || has(target) && env == config.DefaultEnvironment) {
-			addr = grpcLis.Addr().String() // in-process services: loopback to our own listener
+			// A target this process hosts: loopback to our own listener, and unary calls
+			// in process (the same interceptor chain, no encoding or socket).
+			loopback, err := conns.get(grpcLis.Addr().String())
+			if err != nil || !cfg.InProcessCalls {
+				return loopback, err
+			}
+			return grpcSrv.InProcess(loopback), nil
 		}
 		return conns.get(addr)
 	}
-	dial := func(target string) (*grpc.ClientConn, error) { return dialEnv(config.DefaultEnvironment, target) }
+	dial := func(target string) (grpc.ClientConnInterface, error) {
+		return dialEnv(config.DefaultEnvironment, target)
+	}
 	if has(ModuleGRPCServer) {
 		if grpcLis, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
 			return fmt.Errorf("grpc listen: %w", err)
@@ -286,16 +294,16 @@ func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger, sel
 // newAuthenticator builds the services' authentication: permission checks go through the
 // tenant service (replaced by a direct read when the tenant service runs here).
 func newAuthenticator(cfg *config.Config, tokens *authn.Tokens, rev *authn.Revocations,
-	dial func(string) (*grpc.ClientConn, error)) (*authn.Authenticator, *authn.CachedPermissions) {
+	dial func(string) (grpc.ClientConnInterface, error)) (*authn.Authenticator, *authn.CachedPermissions) {
 	perms := &authn.CachedPermissions{TTL: cfg.Auth.PermissionCacheTTL,
-		Source: &authn.RemotePermissions{Conn: func() (*grpc.ClientConn, error) { return dial("tenant") }}}
+		Source: &authn.RemotePermissions{Conn: func() (grpc.ClientConnInterface, error) { return dial("tenant") }}}
 	return &authn.Authenticator{Tokens: tokens, Revocations: rev, Permissions: perms, DefaultEnv: cfg.Auth.Environment}, perms
 }
 
 // newEdgeAuth builds the gateway's authentication: local token checks, administrator paths
 // through the system service with the caller's token.
 func newEdgeAuth(cfg *config.Config, tokens *authn.Tokens, rev *authn.Revocations,
-	dial func(string) (*grpc.ClientConn, error)) *gateway.EdgeAuth {
+	dial func(string) (grpc.ClientConnInterface, error)) *gateway.EdgeAuth {
 	public := cfg.Auth.PublicRoutes
 	if public == nil {
 		public = gateway.DefaultPublicRoutes

@@ -48,15 +48,14 @@ func (a *Authenticator) Authenticate(ctx context.Context, fullMethod string) (co
 	if rule.Public {
 		return ctx, nil
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
 	env := a.DefaultEnv
-	if v := md.Get(EnvHeader); len(v) > 0 && v[0] != "" {
+	if v := metadata.ValueFromIncomingContext(ctx, EnvHeader); len(v) > 0 && v[0] != "" {
 		env = v[0]
 	}
 	if !ValidEnvironment(env) {
 		return nil, errEnv
 	}
-	raw := BearerToken(md.Get("authorization"))
+	raw := BearerToken(metadata.ValueFromIncomingContext(ctx, "authorization"))
 	if raw == "" {
 		return nil, errNoToken
 	}

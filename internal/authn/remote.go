@@ -13,7 +13,7 @@ import (
 // token, so a service in another process needs no access to the tenant tables.
 type RemotePermissions struct {
 	// Conn returns the connection to the tenant target.
-	Conn func() (*grpc.ClientConn, error)
+	Conn func() (grpc.ClientConnInterface, error)
 }
 
 // Permissions implements PermissionSource.

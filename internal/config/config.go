@@ -54,6 +54,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// MaxBodyBytes bounds request bodies at the gateway.
 	MaxBodyBytes int64
+	// InProcessCalls makes unary calls between targets hosted by one process (the gateway's
+	// included) run in the process, through the server's interceptor chain, instead of over
+	// a loopback gRPC connection (SHOPMIND_IN_PROCESS_CALLS, default true).
+	InProcessCalls bool
 	// Auth configures tokens and login protection (auth.go).
 	Auth AuthConfig
 	// Edge configures the gateway edge (edge.go).
@@ -126,6 +130,7 @@ func load(getenv func(string) string) (*Config, error) {
 		return b
 	}
 	cfg.DemoData = boolVar("SHOPMIND_DEMO_DATA", false)
+	cfg.InProcessCalls = boolVar("SHOPMIND_IN_PROCESS_CALLS", true)
 	switch v := env("SHOPMIND_HTTP_STATUS", "mapped"); v {
 	case "mapped":
 	case "always-200":

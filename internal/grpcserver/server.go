@@ -23,10 +23,30 @@ import (
 	"github.com/shopmind/shopmind/internal/logging"
 )
 
-// Server is a gRPC server with its health service.
+// Server is a gRPC server with its health service, and an in-process channel to the same
+// services through the same interceptor chain.
 type Server struct {
 	*grpc.Server
 	Health *health.Server
+	inproc *inProcess
+}
+
+// RegisterService registers a service on the network server and on the in-process channel.
+func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	s.Server.RegisterService(desc, impl)
+	s.inproc.RegisterService(desc, impl)
+}
+
+// InProcess is a client connection to this server's services whose unary calls run in the
+// process, on the caller's goroutine (inprocess.go): the messages are copied rather than
+// encoded, with no HTTP/2 framing and no loopback socket, but every call still runs the whole server interceptor
+// chain (request id and log, recovery, error mapping, authentication, validation) and sees
+// the caller's outgoing metadata as incoming metadata, deadline and cancellation included.
+// Streaming calls go over streams, a network connection to this server. The gateway and the
+// services use it for the targets the process hosts; it halves the REST edge's cost per
+// request (README, Benchmarks).
+func (s *Server) InProcess(streams grpc.ClientConnInterface) grpc.ClientConnInterface {
+	return &inProcessConn{inProcess: s.inproc, streams: streams}
 }
 
 // Options tune the server.
@@ -50,11 +70,29 @@ func New(opts Options) (*Server, error) {
 	obs := &observer{log: opts.Logger, metrics: m}
 	unary := append(append([]grpc.UnaryServerInterceptor{obs.unary, recoverUnary(opts.Logger), mapErrorsUnary(opts.Logger)}, opts.Unary...), v.unary)
 	stream := append(append([]grpc.StreamServerInterceptor{obs.stream, recoverStream(opts.Logger), mapErrorsStream(opts.Logger)}, opts.Stream...), v.stream)
-	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
-	hs := health.NewServer()
-	healthpb.RegisterHealthServer(srv, hs)
-	reflection.Register(srv)
-	return &Server{Server: srv, Health: hs}, nil
+	srv := &Server{Server: grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...)),
+		Health: health.NewServer(),
+		inproc: &inProcess{methods: map[string]inProcessMethod{}, interceptor: chainUnary(unary)}}
+	healthpb.RegisterHealthServer(srv, srv.Health)
+	reflection.Register(srv.Server)
+	return srv, nil
+}
+
+// chainUnary runs interceptors in order, as grpc.ChainUnaryInterceptor does for the network
+// server (grpc-go does not export its chaining).
+func chainUnary(ics []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return unaryFrom(ics, 0, info, handler)(ctx, req)
+	}
+}
+
+func unaryFrom(ics []grpc.UnaryServerInterceptor, i int, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) grpc.UnaryHandler {
+	if i == len(ics) {
+		return handler
+	}
+	return func(ctx context.Context, req any) (any, error) {
+		return ics[i](ctx, req, info, unaryFrom(ics, i+1, info, handler))
+	}
 }
 
 // MarkServing sets every registered service (and the overall "") to SERVING.
@@ -104,10 +142,9 @@ type observer struct {
 
 func requestContext(ctx context.Context) context.Context {
 	var supplied string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(logging.RequestIDHeader); len(v) > 0 {
-			supplied = v[0]
-		}
+	// ValueFromIncomingContext reads one key without copying the whole metadata.
+	if v := metadata.ValueFromIncomingContext(ctx, logging.RequestIDHeader); len(v) > 0 {
+		supplied = v[0]
 	}
 	return logging.WithRequestID(ctx, logging.AcceptOrNewID(supplied))
 }

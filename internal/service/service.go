@@ -23,7 +23,7 @@ type Deps struct {
 	// DB is the platform database, migrated; nil for services that use none.
 	DB *pgxpool.Pool
 	// Dial returns a client connection to another target (in-process loopback in `all`).
-	Dial func(target string) (*grpc.ClientConn, error)
+	Dial func(target string) (grpc.ClientConnInterface, error)
 	// Auth is the process's authenticator (tokens, revocation list), shared by every service.
 	Auth *authn.Authenticator
 	// Permissions is the permission cache behind Auth; the tenant service, which owns the

@@ -37,7 +37,7 @@ func Service() service.Def {
 		Name:       "analysis",
 		Migrations: &postgres.Migrations{Service: "analysis", FS: sub},
 		Register:   st.register,
-		Gateway:    gateway.Routes(analysisv1.RegisterMetricServiceHandler, analysisv1.RegisterQueryServiceHandler),
+		Gateway:    gateway.Routes(gateway.Route(analysisv1.RegisterMetricServiceHandlerClient, analysisv1.NewMetricServiceClient), gateway.Route(analysisv1.RegisterQueryServiceHandlerClient, analysisv1.NewQueryServiceClient)),
 		Seed:       st.seed,
 	}
 }

@@ -58,7 +58,7 @@ func Service() service.Def {
 		Name:       "basic",
 		Migrations: &postgres.Migrations{Service: "basic", FS: sub},
 		Register:   st.register,
-		Gateway:    gateway.Routes(basicv1.RegisterBasicDataServiceHandler, basicv1.RegisterGoodsServiceHandler),
+		Gateway:    gateway.Routes(gateway.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient), gateway.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient)),
 		Seed:       st.seed,
 	}
 }

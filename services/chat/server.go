@@ -57,8 +57,8 @@ func ServiceWith(opts Options) service.Def {
 		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 			return register(ctx, s, deps, opts)
 		},
-		Gateway: gateway.Routes(chatv2.RegisterChatServiceHandler, chatv1.RegisterChatServiceHandler,
-			chatv1.RegisterSessionServiceHandler, chatv1.RegisterHealthServiceHandler),
+		Gateway: gateway.Routes(gateway.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), gateway.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient),
+			gateway.Route(chatv1.RegisterSessionServiceHandlerClient, chatv1.NewSessionServiceClient), gateway.Route(chatv1.RegisterHealthServiceHandlerClient, chatv1.NewHealthServiceClient)),
 	}
 }
 

@@ -22,6 +22,6 @@ func Service() service.Def {
 			crxv1.RegisterExtensionServiceServer(s, crxv1.UnimplementedExtensionServiceServer{})
 			return nil
 		},
-		Gateway: gateway.Routes(crxv1.RegisterExtensionServiceHandler),
+		Gateway: gateway.Routes(gateway.Route(crxv1.RegisterExtensionServiceHandlerClient, crxv1.NewExtensionServiceClient)),
 	}
 }

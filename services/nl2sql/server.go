@@ -22,6 +22,6 @@ func Service() service.Def {
 			nl2sqlv1.RegisterNl2SqlServiceServer(s, nl2sqlv1.UnimplementedNl2SqlServiceServer{})
 			return nil
 		},
-		Gateway: gateway.Routes(nl2sqlv1.RegisterNl2SqlServiceHandler),
+		Gateway: gateway.Routes(gateway.Route(nl2sqlv1.RegisterNl2SqlServiceHandlerClient, nl2sqlv1.NewNl2SqlServiceClient)),
 	}
 }

@@ -22,6 +22,6 @@ func Service() service.Def {
 			notifyv1.RegisterNotifyServiceServer(s, notifyv1.UnimplementedNotifyServiceServer{})
 			return nil
 		},
-		Gateway: gateway.Routes(notifyv1.RegisterNotifyServiceHandler),
+		Gateway: gateway.Routes(gateway.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient)),
 	}
 }

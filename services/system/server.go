@@ -28,7 +28,7 @@ func Service() service.Def {
 
 type server struct {
 	systemv1.UnimplementedSystemServiceServer
-	dial func(target string) (*grpc.ClientConn, error)
+	dial func(target string) (grpc.ClientConnInterface, error)
 }
 
 func (s *server) CheckAdminPermission(ctx context.Context, req *systemv1.CheckAdminPermissionRequest) (*systemv1.CheckAdminPermissionResponse, error) {

@@ -34,7 +34,7 @@ func Service() service.Def {
 		Name:       "tenant",
 		Migrations: migrations(),
 		Register:   register,
-		Gateway:    gateway.Routes(tenantv1.RegisterTenantAuthServiceHandler, tenantv1.RegisterTenantServiceHandler),
+		Gateway:    gateway.Routes(gateway.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient), gateway.Route(tenantv1.RegisterTenantServiceHandlerClient, tenantv1.NewTenantServiceClient)),
 	}
 }
 

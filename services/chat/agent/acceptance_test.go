@@ -87,7 +87,7 @@ func TestAcceptanceAgainstAnalysis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, checks, err := agent.New(context.Background(), cfg, func(string) (*grpc.ClientConn, error) { return s.Conn, nil }, s.DB.Pool, nil)
+	a, checks, err := agent.New(context.Background(), cfg, func(string) (grpc.ClientConnInterface, error) { return s.Conn, nil }, s.DB.Pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func (h HealthCheck) Check(ctx context.Context) error { return h.check(ctx) }
 // the metric vector index (PostgreSQL schema chatvec by default, whose migrations New
 // applies; Qdrant or memory by configuration). pool may be nil (the store is then in
 // memory). It returns the health checks of its dependencies (the vector database).
-func New(ctx context.Context, cfg config.LLMConfig, dial func(target string) (*grpc.ClientConn, error), pool *pgxpool.Pool, logger *slog.Logger) (Agent, []HealthCheck, error) {
+func New(ctx context.Context, cfg config.LLMConfig, dial func(target string) (grpc.ClientConnInterface, error), pool *pgxpool.Pool, logger *slog.Logger) (Agent, []HealthCheck, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

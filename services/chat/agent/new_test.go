@@ -63,7 +63,7 @@ func (s *analysisServer) PreviewQuery(ctx context.Context, r *analysisv1.Preview
 	return s.f.PreviewQuery(context.Background(), r)
 }
 
-func startAnalysis(t *testing.T) (*analysisServer, func(string) (*grpc.ClientConn, error)) {
+func startAnalysis(t *testing.T) (*analysisServer, func(string) (grpc.ClientConnInterface, error)) {
 	t.Helper()
 	srv := &analysisServer{f: newFakeAnalytics()}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,7 +76,7 @@ func startAnalysis(t *testing.T) (*analysisServer, func(string) (*grpc.ClientCon
 	go s.Serve(lis)
 	t.Cleanup(s.Stop)
 	var dialled []string
-	dial := func(target string) (*grpc.ClientConn, error) {
+	dial := func(target string) (grpc.ClientConnInterface, error) {
 		dialled = append(dialled, target)
 		if target != AnalysisTarget {
 			return nil, errors.New("unexpected target " + target)
