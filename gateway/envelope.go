@@ -15,6 +15,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/logging"
+	"github.com/shopmind/shopmind/internal/pbjson"
 )
 
 // successMessage is the envelope message of every successful answer.
@@ -28,7 +29,7 @@ type envelopeMarshaler struct {
 
 func newEnvelopeMarshaler() *envelopeMarshaler {
 	return &envelopeMarshaler{JSONPb: runtime.JSONPb{
-		MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+		MarshalOptions:   pbjson.Options, // UseProtoNames, EmitUnpopulated
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}}
 }
@@ -38,13 +39,13 @@ var (
 	envelopeTail = []byte(`}`)
 )
 
-// Marshal wraps the marshalled message in the success envelope. A message is marshalled
-// straight after the envelope's head (one buffer, no copy); other values (grpc-gateway passes
-// a few) go through JSONPb.
+// Marshal wraps the marshalled message in the success envelope. A message is written by
+// pbjson (protojson's output, several times faster) straight after the envelope's head, in
+// one buffer; other values (grpc-gateway passes a few) go through JSONPb.
 func (m *envelopeMarshaler) Marshal(v any) ([]byte, error) {
 	if msg, ok := v.(proto.Message); ok {
 		out := make([]byte, 0, 512)
-		out, err := m.MarshalOptions.MarshalAppend(append(out, envelopeHead...), msg)
+		out, err := pbjson.MarshalAppend(append(out, envelopeHead...), msg)
 		if err != nil {
 			return nil, err
 		}
