@@ -39,28 +39,30 @@ type EdgeAuth struct {
 }
 
 func (e *EdgeAuth) public(method, path string) bool {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for _, route := range e.Public {
 		m, p, ok := strings.Cut(route, " ")
-		if !ok || m != method {
-			continue
-		}
-		want := strings.Split(strings.Trim(p, "/"), "/")
-		if len(want) != len(segs) {
-			continue
-		}
-		match := true
-		for i := range want {
-			if want[i] != "*" && want[i] != segs[i] {
-				match = false
-				break
-			}
-		}
-		if match {
+		if ok && m == method && pathMatches(p, path) {
 			return true
 		}
 	}
 	return false
+}
+
+// pathMatches compares a route pattern with a path segment by segment, "*" matching any one
+// segment (without splitting either: it runs for every public route on every request).
+func pathMatches(pattern, path string) bool {
+	pattern, path = strings.Trim(pattern, "/"), strings.Trim(path, "/")
+	for {
+		want, restPattern, morePattern := strings.Cut(pattern, "/")
+		got, restPath, morePath := strings.Cut(path, "/")
+		if want != "*" && want != got || morePattern != morePath {
+			return false
+		}
+		if !morePattern {
+			return true
+		}
+		pattern, path = restPattern, restPath
+	}
 }
 
 // Middleware is the Options.Authenticate hook.

@@ -90,3 +90,26 @@ func TestEdgeAuth(t *testing.T) {
 		t.Fatal("public routes are METHOD /path")
 	}
 }
+
+func TestPublicRoutePatterns(t *testing.T) {
+	auth := &gateway.EdgeAuth{Public: []string{"POST /api/v1/tenant/auth/login", "GET /api/v1/things/*/info", "GET /"}}
+	for _, c := range []struct {
+		method, path string
+		public       bool
+	}{
+		{"POST", "/api/v1/tenant/auth/login", true},
+		{"POST", "/api/v1/tenant/auth/login/", true},
+		{"GET", "/api/v1/tenant/auth/login", false},
+		{"POST", "/api/v1/tenant/auth", false},
+		{"POST", "/api/v1/tenant/auth/login/extra", false},
+		{"GET", "/api/v1/things/42/info", true},
+		{"GET", "/api/v1/things/42/43/info", false},
+		{"GET", "/api/v1/things/info", false},
+		{"GET", "/", true},
+		{"GET", "/x", false},
+	} {
+		if got := gateway.PublicRoute(auth, c.method, c.path); got != c.public {
+			t.Errorf("%s %s: public %v, want %v", c.method, c.path, got, c.public)
+		}
+	}
+}
