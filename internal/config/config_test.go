@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if cfg.HTTPAddr != "127.0.0.1:8080" || cfg.GRPCAddr != "127.0.0.1:9090" ||
 		cfg.DatabaseURL != "postgres://postgres@127.0.0.1:5432/shopmind?sslmode=disable" ||
-		cfg.CaptchaMode != "on-failure" || cfg.AlwaysHTTP200 || cfg.DemoData {
+		cfg.CaptchaMode != "on-failure" || cfg.AlwaysHTTP200 || cfg.DemoData || !cfg.InProcessCalls {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	if !cfg.JWTSecretGenerated || len(cfg.JWTSecret) < MinSecretLen {
@@ -63,12 +63,12 @@ func TestInvalidValuesAreNamed(t *testing.T) {
 func TestSwitchesAndServiceAddrs(t *testing.T) {
 	cfg, err := load(envOf(map[string]string{
 		"SHOPMIND_HTTP_STATUS": "always-200", "SHOPMIND_DEMO_DATA": "true", "SHOPMIND_CAPTCHA_MODE": "off",
-		"SHOPMIND_SERVICE_ADDRS": "tenant=10.0.0.1:9000, chat=10.0.0.2:9000",
+		"SHOPMIND_SERVICE_ADDRS": "tenant=10.0.0.1:9000, chat=10.0.0.2:9000", "SHOPMIND_IN_PROCESS_CALLS": "false",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.AlwaysHTTP200 || !cfg.DemoData || cfg.CaptchaMode != "off" {
+	if !cfg.AlwaysHTTP200 || !cfg.DemoData || cfg.CaptchaMode != "off" || cfg.InProcessCalls {
 		t.Fatalf("%+v", cfg)
 	}
 	if cfg.AddrOf("tenant") != "10.0.0.1:9000" || cfg.AddrOf("chat") != "10.0.0.2:9000" || cfg.AddrOf("basic") != cfg.GRPCAddr {
