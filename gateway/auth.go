@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/grpc/metadata"
 
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
@@ -110,12 +109,11 @@ func (e *EdgeAuth) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// IdentityMetadata is the Options.Metadata hook: the verified identity and the backend path.
-func IdentityMetadata(r *http.Request, md metadata.MD) {
-	md["x-http-path"] = []string{r.URL.Path}
-	id := identityFrom(r.Context())
+// IdentityMetadata is the Options.Metadata hook: the verified identity, if any.
+func IdentityMetadata(ctx context.Context) []string {
+	id := identityFrom(ctx)
 	if id == nil {
-		return
+		return nil
 	}
 	roles := make([]byte, 0, 8*len(id.RoleIDs))
 	for i, rid := range id.RoleIDs {
@@ -124,9 +122,6 @@ func IdentityMetadata(r *http.Request, md metadata.MD) {
 		}
 		roles = strconv.AppendInt(roles, rid, 10)
 	}
-	md["x-user-id"] = []string{strconv.FormatInt(id.UserID, 10)}
-	md["x-tenant-id"] = []string{strconv.FormatInt(id.TenantID, 10)}
-	md["x-username"] = []string{id.Username}
-	md["x-is-admin"] = []string{strconv.FormatBool(id.IsAdmin)}
-	md["x-role-ids"] = []string{string(roles)}
+	return append(make([]string, 0, 10), "x-user-id", strconv.FormatInt(id.UserID, 10), "x-tenant-id", strconv.FormatInt(id.TenantID, 10),
+		"x-username", id.Username, "x-is-admin", strconv.FormatBool(id.IsAdmin), "x-role-ids", string(roles))
 }

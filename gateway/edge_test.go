@@ -159,9 +159,8 @@ func TestEnvironmentRouting(t *testing.T) {
 				next.ServeHTTP(w, r)
 			})
 		},
-		Metadata: func(r *http.Request, md metadata.MD) {
-			md["x-user-id"] = []string{"7"}
-			md["x-env"] = []string{"prod"} // the gateway's own x-env wins
+		Metadata: func(context.Context) []string {
+			return []string{"x-user-id", "7", "x-env", "prod"} // the gateway's own x-env wins
 		},
 	})
 	cases := []struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/shopmind/shopmind/internal/apperr"
@@ -21,6 +22,10 @@ const EnvHeader = "X-Env"
 // envMetadataKey carries the environment to the backends, which use it as the required token
 // audience. Only the gateway sets it; it never comes from a client header.
 const envMetadataKey = "x-env"
+
+// pathMetadataKey carries the backend path of the REST request (the tenant service tells its
+// two login routes apart by it).
+const pathMetadataKey = "x-http-path"
 
 type envKey struct{}
 
@@ -132,21 +137,51 @@ func stripServicePrefix(u *url.URL) {
 	}
 }
 
-// metadataFor is the mux's metadata annotator of one environment: x-env and x-request-id
-// (the id observe accepted or assigned) from the gateway, then the Metadata hook's pairs. One
-// map is built per call; grpc-gateway joins it with the forwarded headers.
-func (g *Gateway) metadataFor(env string) func(context.Context, *http.Request) metadata.MD {
-	return func(ctx context.Context, r *http.Request) metadata.MD {
-		md := make(metadata.MD, 10)
-		if g.opts.Metadata != nil {
-			g.opts.Metadata(r, md)
-		}
-		md[envMetadataKey] = []string{env}
-		if id := logging.RequestID(ctx); id != "" {
-			md[logging.RequestIDHeader] = []string{id}
-		} else {
-			delete(md, logging.RequestIDHeader)
-		}
-		return md
+// metadataConn adds the gateway's metadata to every call on a backend connection: x-env (the
+// environment the connection belongs to), x-request-id (the id observe accepted or assigned),
+// x-http-path (the backend path the request was routed to) and the Metadata hook's pairs
+// (the verified identity). It adds them to the outgoing
+// metadata grpc-gateway built from the allow-listed headers, without copying it (the
+// generated handlers call the connection with that context).
+type metadataConn struct {
+	grpc.ClientConnInterface
+	env  string
+	hook func(context.Context) []string
+}
+
+func (g *Gateway) withMetadata(env string, conn grpc.ClientConnInterface) grpc.ClientConnInterface {
+	return &metadataConn{ClientConnInterface: conn, env: env, hook: g.opts.Metadata}
+}
+
+func (c *metadataConn) outgoing(ctx context.Context) context.Context {
+	var hooked []string
+	if c.hook != nil {
+		hooked = c.hook(ctx)
 	}
+	kv := make([]string, 0, 6+len(hooked))
+	kv = append(kv, envMetadataKey, c.env)
+	if id := logging.RequestID(ctx); id != "" {
+		kv = append(kv, logging.RequestIDHeader, id)
+	}
+	if info := infoFrom(ctx); info != nil && info.backendPath != "" {
+		kv = append(kv, pathMetadataKey, info.backendPath)
+	}
+	for i := 0; i+1 < len(hooked); i += 2 {
+		switch k := strings.ToLower(hooked[i]); k {
+		case envMetadataKey, logging.RequestIDHeader, pathMetadataKey: // the gateway's own
+		default:
+			kv = append(kv, k, hooked[i+1])
+		}
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...)
+}
+
+// Invoke adds the metadata to a unary call.
+func (c *metadataConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return c.ClientConnInterface.Invoke(c.outgoing(ctx), method, args, reply, opts...)
+}
+
+// NewStream adds the metadata to a stream.
+func (c *metadataConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return c.ClientConnInterface.NewStream(c.outgoing(ctx), desc, method, opts...)
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
@@ -61,9 +60,10 @@ type Options struct {
 	// backend path and EnvironmentFrom(ctx); it may reject with WriteError and record the
 	// caller with SetAccessIdentity. CORS preflights never reach it.
 	Authenticate func(http.Handler) http.Handler
-	// Metadata adds gRPC metadata to every call to a backend (nil: none): it sets its pairs
-	// in md, whose keys are lower case. It cannot set x-env or x-request-id.
-	Metadata func(r *http.Request, md metadata.MD)
+	// Metadata returns gRPC metadata pairs (key, value, key, value...; keys in lower case)
+	// added to every call to a backend, from the request's context (nil: none). It cannot
+	// set x-env or x-request-id.
+	Metadata func(ctx context.Context) []string
 	// SSEKeepAlive is the interval of keep-alive comments on idle chat event streams
 	// (0: DefaultSSEKeepAlive). See sse.go.
 	SSEKeepAlive time.Duration
@@ -121,7 +121,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		}
 		e := &environment{name: name, backends: backends, mux: g.newMux(name)}
 		for _, b := range backends {
-			if err := b.Register(ctx, e.mux, b.Conn); err != nil {
+			if err := b.Register(ctx, e.mux, g.withMetadata(name, b.Conn)); err != nil {
 				return nil, fmt.Errorf("environment %s, %s routes: %w", name, b.Target, err)
 			}
 		}
@@ -198,7 +198,6 @@ func (g *Gateway) newMux(env string) *runtime.ServeMux {
 			return v, ok
 		}),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-		runtime.WithMetadata(g.metadataFor(env)),
 		runtime.WithMiddlewares(g.muxMiddleware),
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithDisableHTTPMethodOverride(),
@@ -229,6 +228,9 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request) {
 	if p := g.partnerFor(r.URL.Path); p != nil {
 		p.ServeHTTP(w, r)
 		return
+	}
+	if info := infoFrom(r.Context()); info != nil {
+		info.backendPath = r.URL.Path // rewritten and version-negotiated: x-http-path
 	}
 	g.envs[EnvironmentFrom(r.Context())].mux.ServeHTTP(w, r)
 }

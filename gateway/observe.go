@@ -56,6 +56,8 @@ type requestInfo struct {
 	always200 bool
 	// identity is the verified caller (EdgeAuth), for the backend metadata.
 	identity *authn.Identity
+	// backendPath is the path after environment and service prefixes are stripped.
+	backendPath string
 }
 
 type requestInfoKey struct{}

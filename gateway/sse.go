@@ -93,7 +93,7 @@ func (g *Gateway) registerChatStreams(e *environment) error {
 	var conn grpc.ClientConnInterface
 	for _, b := range e.backends {
 		if b.Target == chatTarget {
-			conn = b.Conn
+			conn = g.withMetadata(e.name, b.Conn)
 		}
 	}
 	if conn == nil {

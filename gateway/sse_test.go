@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -189,9 +190,8 @@ func jsonEqual(t *testing.T, got, want string) {
 // and calls the backend with the metadata grpc-gateway routes get: authorization, x-env of
 // the routed environment, the Metadata hook's identity, the request id.
 func TestSSEBridgeStream(t *testing.T) {
-	hs, fake := startChat(t, gateway.Options{Metadata: func(r *http.Request, md metadata.MD) {
-		md["x-user-id"] = []string{"7"}
-		md["x-http-path"] = []string{r.URL.Path}
+	hs, fake := startChat(t, gateway.Options{Metadata: func(context.Context) []string {
+		return []string{"x-user-id", "7", "x-http-path", "/forged"} // the gateway's own x-http-path wins
 	}})
 	res := post(t, hs, "/test/api/v2/chat/message", `{"message":"hello"}`, "Authorization", "Bearer tok", "X-Request-Id", "req-1")
 	h := res.header
