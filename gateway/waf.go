@@ -27,6 +27,7 @@ import (
 	"github.com/tidwall/gjson"
 	"rsc.io/binaryregexp"
 
+	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 )
@@ -52,7 +53,9 @@ import (
 //     that are more than plain names are (as ARGS_PATH).
 //   - The detection operators remember their outcome per value and skip @rx patterns whose
 //     required literals are absent (memoRx below).
-//   - No audit log, no debug log; the rules' logdata is dropped (rewriteRules).
+//   - No audit log, no debug log; the rules' logdata and constant msg are dropped
+//     (rewriteRules), and the rule files are compiled to an equivalent, cheaper form for the
+//     configured paranoia level (waf_compile.go).
 
 // wafGroups are the CRS request rule files loaded, in CRS order.
 var wafGroups = []string{
@@ -144,8 +147,8 @@ SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HE
 
 func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, error) {
 	directives := wafDirectives(cfg, profile)
-	root := fs.FS(crsFS{})
-	if profile != profileShopMind {
+	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators}
+	if profile == profileStock {
 		root = coreruleset.FS
 	}
 	return coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
@@ -193,13 +196,21 @@ type wafMiddleware struct {
 // verdict is the outcome of inspecting one request.
 type verdict struct {
 	blocked bool
-	ruleID  int
-	message string
+	// tooLarge: the body is over the inspection limit (answered 413, not 403).
+	tooLarge bool
+	ruleID   int
+	message  string
 }
 
 func (m *wafMiddleware) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := m.inspect(w, r); v.blocked {
+			if v.tooLarge {
+				// Not an attack: the body is larger than the WAF inspects, so it is
+				// refused as too large (the 413 envelope) under the gateway's status policy.
+				WriteError(w, r, apperr.KindTooLarge, v.message)
+				return
+			}
 			m.block(w, r, v.ruleID, v.message)
 			return
 		}
@@ -244,22 +255,27 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	}
 	tx.ProcessURI(withoutTypedQuery(uri), r.Method, r.Proto)
 	addPathArguments(tx, r.URL.Path)
+	// Header names go in lowercase: Coraza lowercases every key it compares (in
+	// every rule evaluation, each time allocating for a canonical name such as
+	// "User-Agent"); its header collection is case-insensitive and net/http has already
+	// canonicalized the names, so no case information is lost.
 	for k, vs := range r.Header {
+		lk := wafHeaderName(k)
 		for _, v := range vs {
-			tx.AddRequestHeader(k, v)
+			tx.AddRequestHeader(lk, v)
 		}
 	}
 	if r.Host != "" {
-		tx.AddRequestHeader("Host", r.Host)
+		tx.AddRequestHeader("host", r.Host)
 		tx.SetServerName(r.Host)
 	}
 	if r.ContentLength >= 0 && r.Body != nil && r.Body != http.NoBody && r.Header.Get("Content-Length") == "" {
 		// net/http keeps Content-Length in Header for server requests; requests built in
 		// process (httptest, internal callers) have only the field.
-		tx.AddRequestHeader("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+		tx.AddRequestHeader("content-length", strconv.FormatInt(r.ContentLength, 10))
 	}
 	for _, te := range r.TransferEncoding {
-		tx.AddRequestHeader("Transfer-Encoding", te)
+		tx.AddRequestHeader("transfer-encoding", te)
 	}
 	if it := tx.ProcessRequestHeaders(); it != nil {
 		return m.verdict(r, tx, it)
@@ -390,7 +406,7 @@ func (m *wafMiddleware) refuse(r *http.Request, err error) verdict {
 		"method", r.Method, "path", r.URL.Path, "request_id", logging.RequestID(r.Context()))
 	msg := "request blocked by the web application firewall: it could not be inspected"
 	if errors.Is(err, errBodyTooLarge) {
-		msg = "request blocked by the web application firewall: " + err.Error()
+		return verdict{blocked: true, tooLarge: true, message: "request body too large: over the web application firewall's inspection limit"}
 	}
 	return verdict{blocked: true, message: msg}
 }
@@ -409,6 +425,9 @@ func (m *wafMiddleware) verdict(r *http.Request, tx types.Transaction, it *types
 		matched = append(matched, strconv.Itoa(rule.ID()))
 		if best == types.RuleSeverityUnset || sev < best {
 			ruleID, msg, best = rule.ID(), mr.Message(), sev
+			if msg == "" {
+				msg = crsMessage(ruleID)
+			}
 		}
 	}
 	if best == types.RuleSeverityUnset {
@@ -570,18 +589,47 @@ func init() {
 	})
 }
 
-// crsFS serves the embedded CRS with the detection operators renamed to ShopMind's (and
-// without logdata, see rewriteRules).
-type crsFS struct{}
+// crsFS serves the embedded CRS compiled for one WAF (waf_compile.go): the detection
+// operators renamed to ShopMind's, no logdata (rewriteRules), 901 reduced to its effect,
+// no rules above the paranoia level, 941010's by-tag ctl by id. pl 0 loads every level;
+// preset are the TX variables the directives set before 901; coraza keeps Coraza's own
+// operators (the reference of TestWAFOperatorsMatchCoraza).
+type crsFS struct {
+	pl     int
+	preset map[string]bool
+	coraza bool
+}
 
 func (crsFS) Open(name string) (fs.File, error) { return coreruleset.FS.Open(name) }
 
-func (crsFS) ReadFile(name string) ([]byte, error) {
+func (c crsFS) ReadFile(name string) ([]byte, error) {
 	data, err := fs.ReadFile(coreruleset.FS, name)
-	if err != nil || !strings.HasSuffix(name, ".conf") {
+	if err != nil || !strings.HasSuffix(name, ".conf") || !strings.Contains(name, "@owasp_crs/") {
 		return data, err
 	}
-	return []byte(rewriteRules(string(data))), nil
+	text := string(data)
+	if !c.coraza {
+		text = rewriteRules(text)
+	}
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	if strings.HasPrefix(base, "REQUEST-901-") {
+		compiled, err := compileInit(text, c.preset)
+		if err != nil {
+			return nil, err
+		}
+		return []byte(compiled), nil
+	}
+	stmts := splitCRS(text)
+	if c.pl > 0 {
+		stmts, _ = dropAboveParanoia(stmts, c.pl)
+		stmts = dropUpdatesOf(stmts, crsAboveParanoia(c.pl))
+		stmts = foldParanoiaChecks(stmts, c.pl)
+	}
+	stmts = compileRemoveByTag(stmts)
+	if !c.coraza {
+		stmts = compileHeaderPolicy(stmts)
+	}
+	return []byte(joinCRS(stmts)), nil
 }
 
 var operatorRewriter = strings.NewReplacer(
@@ -595,9 +643,22 @@ var operatorRewriter = strings.NewReplacer(
 // and its message.
 var logdataLine = regexp.MustCompile(`(?m)^[ \t]*logdata:'[^'\n]*',\\\n`)
 
-// rewriteRules renames the detection operators and drops the logdata actions of a CRS file.
+// msgLine is a CRS msg action on its own line. Coraza expands a rule's msg into the RULE
+// collection on every evaluation, match or not; a constant msg (no macro) is dropped from the
+// rules and looked up by rule id when a block is logged (crsMessage). Messages with macros
+// (920450's header name, 949's score) are kept.
+var msgLine = regexp.MustCompile(`(?m)^[ \t]*msg:'([^'\n]*)',\\\n`)
+
+// rewriteRules renames the detection operators and drops the logdata actions and the
+// constant msg actions of a CRS file.
 func rewriteRules(rules string) string {
-	return logdataLine.ReplaceAllString(operatorRewriter.Replace(rules), "")
+	rules = logdataLine.ReplaceAllString(operatorRewriter.Replace(rules), "")
+	return msgLine.ReplaceAllStringFunc(rules, func(line string) string {
+		if strings.Contains(line, "%{") {
+			return line
+		}
+		return ""
+	})
 }
 
 // The cache: outcome of operator id on value.

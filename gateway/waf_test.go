@@ -800,3 +800,35 @@ func TestWAFRxRequired(t *testing.T) {
 		t.Error("ASCII folding")
 	}
 }
+
+// TestWAFBodyTooLarge: a body over the inspection limit is refused with the 413 envelope
+// (declared length or streamed), not the 403 of a detection; one at the limit passes.
+func TestWAFBodyTooLarge(t *testing.T) {
+	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: 64}
+	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), wafTestBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Test-Handler", "reached") }))
+	body := `{"note":"` + strings.Repeat("a", 60) + `"}`
+	for _, c := range []struct {
+		name   string
+		length int64
+	}{{"declared", int64(len(body))}, {"streamed", -1}} {
+		r := httptest.NewRequest("POST", "/api/v1/log/error", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.ContentLength = c.length
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		if rec.Code != http.StatusRequestEntityTooLarge || !strings.HasPrefix(rec.Body.String(), `{"code":413,`) || rec.Header().Get("X-Test-Handler") != "" {
+			t.Errorf("%s: %d %s", c.name, rec.Code, rec.Body)
+		}
+	}
+	r := httptest.NewRequest("POST", "/api/v1/log/error", strings.NewReader(`{"note":"ok"}`))
+	r.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	if rec.Header().Get("X-Test-Handler") != "reached" {
+		t.Errorf("small body: %d %s", rec.Code, rec.Body)
+	}
+}
