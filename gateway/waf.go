@@ -145,13 +145,26 @@ SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HE
 	return b.String()
 }
 
-func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, error) {
+// newCorazaWAF builds the WAF of a profile; for ShopMind's it also returns what each loaded
+// rule inspects (nil otherwise).
+func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSkips, error) {
 	directives := wafDirectives(cfg, profile)
-	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators}
+	var skips *ruleSkips
+	if profile == profileShopMind {
+		skips = &ruleSkips{}
+	}
+	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators, skips: skips}
 	if profile == profileStock {
 		root = coreruleset.FS
 	}
-	return coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
+	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
+	if err != nil {
+		return nil, nil, err
+	}
+	if skips != nil {
+		skips.finish()
+	}
+	return waf, skips, nil
 }
 
 // NewWAF returns the WAF middleware: each request's line, headers and body are inspected by
@@ -170,7 +183,7 @@ func NewWAF(cfg config.WAFConfig, logger *slog.Logger, block func(w http.Respons
 }
 
 func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (*wafMiddleware, error) {
-	waf, err := newCorazaWAF(cfg, profile)
+	waf, skips, err := newCorazaWAF(cfg, profile)
 	if err != nil {
 		return nil, fmt.Errorf("waf: %w", err)
 	}
@@ -181,11 +194,12 @@ func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Log
 	if limit <= 0 {
 		limit = config.DefaultWAFBodyLimit
 	}
-	return &wafMiddleware{waf: waf, logger: logger, block: block, limit: limit}, nil
+	return &wafMiddleware{waf: waf, skips: skips, logger: logger, block: block, limit: limit}, nil
 }
 
 type wafMiddleware struct {
 	waf    coraza.WAF
+	skips  *ruleSkips // nil: every rule runs
 	logger *slog.Logger
 	block  func(w http.ResponseWriter, r *http.Request, ruleID int, message string)
 	limit  int64
@@ -253,8 +267,17 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	if uri == "" {
 		uri = r.URL.RequestURI()
 	}
-	tx.ProcessURI(withoutTypedQuery(uri), r.Method, r.Proto)
-	addPathArguments(tx, r.URL.Path)
+	uri = withoutTypedQuery(uri)
+	tx.ProcessURI(uri, r.Method, r.Proto)
+	pathArgs := addPathArguments(tx, r.URL.Path)
+	if m.skips != nil && !wafSkipOff.Load() {
+		if remover, ok := tx.(rangeRemover); ok {
+			q := strings.IndexByte(uri, '?')
+			for _, rg := range m.skips.rangesFor(m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)) {
+				remover.RemoveRuleByIDRange(rg[0], rg[1])
+			}
+		}
+	}
 	// Header names go in lowercase: Coraza lowercases every key it compares (in
 	// every rule evaluation, each time allocating for a canonical name such as
 	// "User-Agent"); its header collection is case-insensitive and net/http has already
@@ -379,7 +402,7 @@ func typedQueryValue(s string) bool {
 // otherwise sees only inside REQUEST_FILENAME, where few rules look at paranoia level 1.
 // Plain-name segments ("api", "v1", "goods", "42", ".env") are left to the REQUEST_FILENAME
 // rules (restricted files and extensions among them), as in the stock CRS.
-func addPathArguments(tx types.Transaction, path string) {
+func addPathArguments(tx types.Transaction, path string) (added bool) {
 	n := 0
 	for seg := range strings.SplitSeq(path, "/") {
 		n++
@@ -387,7 +410,9 @@ func addPathArguments(tx types.Transaction, path string) {
 			continue
 		}
 		tx.AddPathRequestArgument("path."+strconv.Itoa(n-1), seg)
+		added = true
 	}
+	return added
 }
 
 func plainSegment(s string) bool {
@@ -579,6 +604,10 @@ const (
 // wafMemoOff switches the result cache off (benchmarks measure both ways).
 var wafMemoOff atomic.Bool
 
+// wafSkipOff makes every rule run, even with nothing to inspect (benchmarks and tests
+// measure both ways; waf_skip.go).
+var wafSkipOff atomic.Bool
+
 func init() {
 	plugins.RegisterOperator(opRx, newMemoRx)
 	plugins.RegisterOperator(opDetectSQLi, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
@@ -598,6 +627,8 @@ type crsFS struct {
 	pl     int
 	preset map[string]bool
 	coraza bool
+	// skips, when set, collects what each loaded rule inspects (waf_skip.go).
+	skips *ruleSkips
 }
 
 func (crsFS) Open(name string) (fs.File, error) { return coreruleset.FS.Open(name) }
@@ -617,6 +648,7 @@ func (c crsFS) ReadFile(name string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.skips.collect(splitCRS(compiled))
 		return []byte(compiled), nil
 	}
 	stmts := splitCRS(text)
@@ -629,6 +661,7 @@ func (c crsFS) ReadFile(name string) ([]byte, error) {
 	if !c.coraza {
 		stmts = compileHeaderPolicy(stmts)
 	}
+	c.skips.collect(stmts)
 	return []byte(joinCRS(stmts)), nil
 }
 

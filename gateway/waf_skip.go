@@ -1,0 +1,249 @@
+package gateway
+
+import (
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Rules with nothing to inspect are not evaluated.
+//
+// A CRS rule is evaluated against the values of its target variables; when none of them has
+// a value in a request, its operator never runs and the rule cannot match (Coraza runs the
+// operator once per value; actions run only on a match; a chained rule runs only after its
+// parent matched). Coraza still pays its fixed engine work for every such rule (the RULE
+// collection, every target looked up and excluded, buffers), which is most of the WAF's cost
+// on requests without arguments, cookies or a body: an authenticated GET with no query has no
+// argument for the ~100 argument rules of 930-942 to look at. So before the rules run, the
+// rules whose every target is empty in this request are removed from its transaction
+// (RemoveRuleByIDRange, the mechanism of ctl:ruleRemoveById). Which targets count:
+//
+//   - ARGS, ARGS_NAMES: the query's arguments, the path arguments (addPathArguments) and the
+//     body's; ARGS_GET(_NAMES): the query's; ARGS_PATH: the path's;
+//   - ARGS_POST(_NAMES), XML, FILES, FILES_NAMES: the body's (a request with a body, or one
+//     whose length is unknown, has them);
+//   - REQUEST_COOKIES(_NAMES): a Cookie header;
+//   - REQUEST_HEADERS:<name>: that header.
+//
+// Any other target (the URI, the filename, all headers, TX, a count such as &ARGS, ...)
+// makes the rule always evaluated, as does a load-time target update that adds a target.
+// Exclusions (!VAR) only remove values and are ignored. The CRS regression corpus runs
+// through this (TestWAFCRSRegressionCorpus).
+
+type contentMask uint64
+
+const (
+	contentQuery contentMask = 1 << iota
+	contentPath
+	contentBody
+	contentCookies
+	contentHeaders // first bit of the header targets
+)
+
+// skippableRule is a loaded rule that needs one of its targets' content to be evaluated.
+type skippableRule struct {
+	id    int
+	needs contentMask
+}
+
+// ruleSkips collects, while the rule files load, what each rule inspects; finish turns it
+// into per-request removal ranges.
+type ruleSkips struct {
+	mu sync.Mutex
+	// loaded are the ids of every loaded rule (skippable or not), sorted by finish.
+	loaded    []int
+	skippable []skippableRule
+	// added are rules a target update gives a new target (never skipped); all: one added
+	// targets by tag or message (nothing is skipped).
+	added    map[int]bool
+	addedAll bool
+	headers  []string // header targets (lower case), bit contentHeaders<<index
+
+	ranges sync.Map // contentMask → [][2]int
+}
+
+var (
+	stmtPhase  = regexp.MustCompile(`[",\s]phase:(\d|request|response|logging)`)
+	updateStmt = regexp.MustCompile(`^SecRuleUpdateTargetBy(Id|Tag|Msg)\s+(\S+)\s+"([^"]*)"`)
+)
+
+// collect records the rules of one compiled file.
+func (k *ruleSkips) collect(stmts []crsStatement) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.added == nil {
+		k.added = map[int]bool{}
+	}
+	chained := false
+	for _, s := range stmts {
+		trimmed := strings.TrimSpace(s.text)
+		if m := updateStmt.FindStringSubmatch(trimmed); m != nil {
+			for _, t := range strings.Split(m[3], "|") {
+				if strings.HasPrefix(t, "!") {
+					continue
+				}
+				if id, err := strconv.Atoi(m[2]); err == nil && m[1] == "Id" {
+					k.added[id] = true
+				} else {
+					k.addedAll = true
+				}
+			}
+			continue
+		}
+		if !s.rule {
+			continue
+		}
+		child := chained
+		chained = s.chain
+		if child || s.id == 0 {
+			continue
+		}
+		k.loaded = append(k.loaded, s.id)
+		if !strings.HasPrefix(trimmed, "SecRule ") || s.vars == "" {
+			continue // SecAction, or variables this parser does not read
+		}
+		phase := 2
+		if m := stmtPhase.FindStringSubmatch(s.text); m != nil {
+			switch m[1] {
+			case "1":
+				phase = 1
+			case "2", "request":
+			default:
+				continue // response and logging phases are not run on requests here
+			}
+		}
+		if needs, ok := k.needsOf(s.vars, phase); ok {
+			k.skippable = append(k.skippable, skippableRule{id: s.id, needs: needs})
+		}
+	}
+}
+
+// needsOf returns the content a rule's targets need, or false when one target is always
+// present (or not understood).
+func (k *ruleSkips) needsOf(vars string, phase int) (contentMask, bool) {
+	if strings.ContainsAny(vars, `"'`) {
+		return 0, false
+	}
+	var needs contentMask
+	for _, v := range strings.Split(vars, "|") {
+		if strings.HasPrefix(v, "!") {
+			continue
+		}
+		name, key, keyed := strings.Cut(v, ":")
+		switch strings.ToUpper(name) {
+		case "ARGS", "ARGS_NAMES":
+			needs |= contentQuery | contentPath
+			if phase >= 2 {
+				needs |= contentBody
+			}
+		case "ARGS_GET", "ARGS_GET_NAMES":
+			needs |= contentQuery
+		case "ARGS_PATH":
+			needs |= contentPath
+		case "ARGS_POST", "ARGS_POST_NAMES", "XML", "FILES", "FILES_NAMES":
+			if phase < 2 {
+				continue // filled while the body is processed, after phase 1
+			}
+			needs |= contentBody
+		case "REQUEST_COOKIES", "REQUEST_COOKIES_NAMES":
+			needs |= contentCookies
+		case "REQUEST_HEADERS":
+			if !keyed || key == "" || strings.HasPrefix(key, "/") {
+				return 0, false
+			}
+			i := slices.Index(k.headers, strings.ToLower(key))
+			if i < 0 {
+				if len(k.headers) >= 48 {
+					return 0, false
+				}
+				k.headers = append(k.headers, strings.ToLower(key))
+				i = len(k.headers) - 1
+			}
+			needs |= contentHeaders << i
+		default:
+			return 0, false // always has a value (or a count)
+		}
+	}
+	return needs, true
+}
+
+// finish sorts the loaded ids and drops the rules a target update extended.
+func (k *ruleSkips) finish() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	slices.Sort(k.loaded)
+	k.loaded = slices.Compact(k.loaded)
+	if k.addedAll {
+		k.skippable = nil
+	}
+	k.skippable = slices.DeleteFunc(k.skippable, func(r skippableRule) bool { return k.added[r.id] })
+}
+
+// present is the content a request carries, as far as the skippable rules care.
+func (k *ruleSkips) present(r *http.Request, query, pathArgs bool) contentMask {
+	var m contentMask
+	if query {
+		m |= contentQuery
+	}
+	if pathArgs {
+		m |= contentPath
+	}
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		m |= contentBody // a body, or one of unknown length
+	}
+	if len(r.Header["Cookie"]) > 0 {
+		m |= contentCookies
+	}
+	// The headers as inspect hands them to Coraza: every header of the request (names in
+	// lower case), plus host, content-length and transfer-encoding from the request's fields.
+	for name, vs := range r.Header {
+		if i := slices.Index(k.headers, wafHeaderName(name)); i >= 0 && len(vs) > 0 {
+			m |= contentHeaders << i
+		}
+	}
+	for i, h := range k.headers {
+		if h == "host" && r.Host != "" || h == "transfer-encoding" && len(r.TransferEncoding) > 0 ||
+			h == "content-length" && r.ContentLength >= 0 && r.Body != nil && r.Body != http.NoBody {
+			m |= contentHeaders << i
+		}
+	}
+	return m
+}
+
+// rangesFor returns the id ranges to remove for a request carrying present: runs of
+// consecutive loaded rules that all lack their content (a range never spans a rule that must
+// run).
+func (k *ruleSkips) rangesFor(present contentMask) [][2]int {
+	if v, ok := k.ranges.Load(present); ok {
+		return v.([][2]int)
+	}
+	skip := map[int]bool{}
+	for _, r := range k.skippable {
+		if r.needs&present == 0 {
+			skip[r.id] = true
+		}
+	}
+	var out [][2]int
+	for i := 0; i < len(k.loaded); i++ {
+		if !skip[k.loaded[i]] {
+			continue
+		}
+		j := i
+		for j+1 < len(k.loaded) && skip[k.loaded[j+1]] {
+			j++
+		}
+		out = append(out, [2]int{k.loaded[i], k.loaded[j]})
+		i = j
+	}
+	k.ranges.Store(present, out)
+	return out
+}
+
+// rangeRemover is Coraza's transaction method behind ctl:ruleRemoveById with a range.
+type rangeRemover interface{ RemoveRuleByIDRange(start, end int) }
