@@ -147,24 +147,26 @@ SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HE
 
 // newCorazaWAF builds the WAF of a profile; for ShopMind's it also returns what each loaded
 // rule inspects (nil otherwise).
-func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSkips, error) {
+func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSkips, *ruleMemo, error) {
 	directives := wafDirectives(cfg, profile)
 	var skips *ruleSkips
+	var memo *ruleMemo
 	if profile == profileShopMind {
-		skips = &ruleSkips{}
+		skips, memo = &ruleSkips{}, &ruleMemo{}
 	}
-	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators, skips: skips}
+	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators, skips: skips, memo: memo}
 	if profile == profileStock {
 		root = coreruleset.FS
 	}
 	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if skips != nil {
 		skips.finish()
+		memo.finish(directives)
 	}
-	return waf, skips, nil
+	return waf, skips, memo, nil
 }
 
 // NewWAF returns the WAF middleware: each request's line, headers and body are inspected by
@@ -183,7 +185,7 @@ func NewWAF(cfg config.WAFConfig, logger *slog.Logger, block func(w http.Respons
 }
 
 func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (*wafMiddleware, error) {
-	waf, skips, err := newCorazaWAF(cfg, profile)
+	waf, skips, memo, err := newCorazaWAF(cfg, profile)
 	if err != nil {
 		return nil, fmt.Errorf("waf: %w", err)
 	}
@@ -194,12 +196,13 @@ func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Log
 	if limit <= 0 {
 		limit = config.DefaultWAFBodyLimit
 	}
-	return &wafMiddleware{waf: waf, skips: skips, logger: logger, block: block, limit: limit}, nil
+	return &wafMiddleware{waf: waf, skips: skips, memo: memo, logger: logger, block: block, limit: limit}, nil
 }
 
 type wafMiddleware struct {
 	waf    coraza.WAF
 	skips  *ruleSkips // nil: every rule runs
+	memo   *ruleMemo  // nil: no rule outcome is remembered
 	logger *slog.Logger
 	block  func(w http.ResponseWriter, r *http.Request, ruleID int, message string)
 	limit  int64
@@ -278,6 +281,16 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 			}
 		}
 	}
+	var memoKeys [][2]uint64
+	if m.memo != nil && !wafRuleMemoOff.Load() && !wafMemoOff.Load() {
+		if remover, ok := tx.(ruleRemover); ok {
+			var known []int
+			known, memoKeys = m.memo.known(m.memo.digest(r, uri))
+			for _, id := range known {
+				remover.RemoveRuleByID(id)
+			}
+		}
+	}
 	// Header names go in lowercase: Coraza lowercases every key it compares (in
 	// every rule evaluation, each time allocating for a canonical name such as
 	// "User-Agent"); its header collection is case-insensitive and net/http has already
@@ -337,6 +350,13 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	}
 	if it != nil {
 		return m.verdict(r, tx, it)
+	}
+	if memoKeys != nil { // every rule ran and nothing blocked: remember what did not match
+		matched := map[int]bool{}
+		for _, mr := range tx.MatchedRules() {
+			matched[mr.Rule().ID()] = true
+		}
+		m.memo.remember(memoKeys, matched)
 	}
 	return verdict{}
 }
@@ -604,6 +624,10 @@ const (
 // wafMemoOff switches the result cache off (benchmarks measure both ways).
 var wafMemoOff atomic.Bool
 
+// wafRuleMemoOff turns the rule outcome memo off (waf_rulememo.go); wafMemoOff turns it off
+// too (every cache off).
+var wafRuleMemoOff atomic.Bool
+
 // wafSkipOff makes every rule run, even with nothing to inspect (benchmarks and tests
 // measure both ways; waf_skip.go).
 var wafSkipOff atomic.Bool
@@ -627,8 +651,10 @@ type crsFS struct {
 	pl     int
 	preset map[string]bool
 	coraza bool
-	// skips, when set, collects what each loaded rule inspects (waf_skip.go).
+	// skips and memo, when set, collect what each loaded rule inspects (waf_skip.go,
+	// waf_rulememo.go).
 	skips *ruleSkips
+	memo  *ruleMemo
 }
 
 func (crsFS) Open(name string) (fs.File, error) { return coreruleset.FS.Open(name) }
@@ -649,6 +675,7 @@ func (c crsFS) ReadFile(name string) ([]byte, error) {
 			return nil, err
 		}
 		c.skips.collect(splitCRS(compiled))
+		c.memo.collect(splitCRS(compiled))
 		return []byte(compiled), nil
 	}
 	stmts := splitCRS(text)
@@ -662,6 +689,7 @@ func (c crsFS) ReadFile(name string) ([]byte, error) {
 		stmts = compileHeaderPolicy(stmts)
 	}
 	c.skips.collect(stmts)
+	c.memo.collect(stmts)
 	return []byte(joinCRS(stmts)), nil
 }
 

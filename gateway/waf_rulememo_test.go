@@ -1,0 +1,261 @@
+package gateway
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/shopmind/shopmind/internal/config"
+)
+
+func memoWAF(t *testing.T) (*wafMiddleware, http.Handler) {
+	t.Helper()
+	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+}
+
+// Which rules the memo may vouch for: single rules on the request line and headers, none
+// a runtime control can reach.
+func TestRuleMemoRules(t *testing.T) {
+	m, _ := memoWAF(t)
+	ids := map[int]inputGroup{}
+	for _, r := range m.memo.rules {
+		ids[r.id] = r.inputs
+	}
+	if len(ids) < 20 {
+		t.Fatalf("only %d memoizable rules", len(ids))
+	}
+	for id, want := range map[int]inputGroup{920100: inputLine, 932170: inputLine | inputAllHeaders, 921140: inputAllHeaders, 930130: inputLine} {
+		if got, ok := ids[id]; !ok || got&want != want {
+			t.Errorf("rule %d: inputs %b (memoizable %v), want %b", id, got, ok, want)
+		}
+	}
+	for _, id := range []int{
+		920180, // chained
+		911100, // operator argument with a macro (%{tx.allowed_methods})
+		949110, // TX
+	} {
+		if _, ok := ids[id]; ok {
+			t.Errorf("rule %d is memoizable", id)
+		}
+	}
+	// Argument rules: only for requests without a body.
+	for _, id := range []int{942100, 932230, 941100} {
+		if r := memoRuleOf(m, id); r == nil || !r.noBody {
+			t.Errorf("rule %d: %+v, want memoizable for requests without a body", id, r)
+		}
+	}
+	// 920540 follows 920539's skip:1.
+	if r := memoRuleOf(m, 920540); r != nil {
+		t.Errorf("920540 (after a skip:1) is memoizable: %+v", r)
+	}
+}
+
+// Skips, markers and runtime controls, on a hand-written rule file.
+func TestRuleMemoFlowAndControls(t *testing.T) {
+	k := &ruleMemo{}
+	k.collect(splitCRS(`SecRule REQUEST_HEADERS:Content-Type "@rx json" "id:1,phase:1,pass,nolog,ctl:ruleRemoveById=10"
+SecRule REQUEST_HEADERS:X-A "@rx a" "id:2,phase:1,pass,skipAfter:END"
+SecRule REQUEST_FILENAME "@rx b" "id:3,phase:1,block"
+SecMarker "END"
+SecRule REQUEST_FILENAME "@rx c" "id:4,phase:1,block"
+SecRule REQUEST_HEADERS:X-B "@rx d" "id:5,phase:1,pass,skip:1"
+SecRule REQUEST_FILENAME "@rx e" "id:6,phase:1,block,chain"
+    SecRule REQUEST_HEADERS:X-C "@rx f" "t:none"
+SecRule REQUEST_FILENAME "@rx g" "id:7,phase:1,block"
+SecRule REQUEST_FILENAME "@rx h" "id:10,phase:2,block"
+SecRule TX:SCORE "@ge %{tx.threshold}" "id:11,phase:2,block"
+SecRule REQUEST_FILENAME "@rx i" "id:12,phase:2,block,ctl:ruleRemoveTargetById=13;ARGS,chain"
+    SecRule ARGS "@rx j" "t:none"
+SecRule ARGS "@rx k" "id:13,phase:2,block"
+`))
+	k.finish("")
+	got := map[int]memoRule{}
+	for _, r := range k.rules {
+		got[r.id] = r
+	}
+	for _, id := range []int{6, 11, 12, 13} { // chained (and skip:1's next), TX, chained, controlled by a chain
+		if _, ok := got[id]; ok {
+			t.Errorf("rule %d is memoizable", id)
+		}
+	}
+	for _, id := range []int{1, 2, 3, 4, 5, 7, 10} {
+		if _, ok := got[id]; !ok {
+			t.Errorf("rule %d is not memoizable", id)
+		}
+	}
+	// Rule 3 runs only when rule 2 does not match: rule 2's input joins its key.
+	if xa := slices.Index(k.headers, "x-a"); xa < 0 || got[3].inputs&(inputHeader<<xa) == 0 {
+		t.Errorf("rule 3 (under rule 2's skipAfter): inputs %b", got[3].inputs)
+	}
+	if _, ok := got[4]; !ok || got[4].inputs != inputLine {
+		t.Errorf("rule 4 (after the marker): %+v", got[4])
+	}
+	ct := slices.Index(k.headers, "content-type")
+	if r := got[10]; ct < 0 || r.inputs&(inputHeader<<ct) == 0 || r.inputs&inputLine == 0 {
+		t.Errorf("rule 10 (removed by rule 1 on Content-Type): inputs %b", r.inputs)
+	}
+	// A skip decided by a rule the memo cannot read (TX) rules out what it skips.
+	k = &ruleMemo{}
+	k.collect(splitCRS(`SecRule TX:X "@eq 1" "id:1,phase:1,pass,skipAfter:M"
+SecRule REQUEST_FILENAME "@rx y" "id:2,phase:1,block"
+SecMarker M
+SecRule REQUEST_FILENAME "@rx z" "id:3,phase:1,block"
+`))
+	k.finish("")
+	if len(k.rules) != 1 || k.rules[0].id != 3 {
+		t.Errorf("under a TX skip: %+v, want only rule 3", k.rules)
+	}
+	k = &ruleMemo{}
+	k.collect(splitCRS(`SecRule REQUEST_FILENAME "@rx x" "id:1,phase:1,pass,ctl:ruleEngine=Off"
+SecRule REQUEST_FILENAME "@rx y" "id:2,phase:1,block"
+`))
+	k.finish("")
+	if len(k.rules) != 0 {
+		t.Errorf("with ctl:ruleEngine in the rules the memo must be off: %+v", k.rules)
+	}
+}
+
+func memoRuleOf(m *wafMiddleware, id int) *memoRule {
+	for i := range m.memo.rules {
+		if m.memo.rules[i].id == id {
+			return &m.memo.rules[i]
+		}
+	}
+	return nil
+}
+
+// Once a request's line and headers are known clean, a change in any of them is inspected
+// again: attacks on the same path, with the same headers, are still blocked.
+func TestRuleMemoSeesEveryChange(t *testing.T) {
+	m, h := memoWAF(t)
+	base := func() *http.Request {
+		r := httptest.NewRequest("GET", "/basic/api/v1/basic/goods?sort=created_at,desc", nil)
+		r.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64)")
+		r.Header.Set("Accept", "application/json")
+		r.Header.Set("Authorization", wafBenchJWT)
+		return r
+	}
+	serve := func(r *http.Request) int {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	for range 3 {
+		if c := serve(base()); c != 200 {
+			t.Fatalf("legitimate request: %d", c)
+		}
+	}
+	if known, _ := m.memo.known(m.memo.digest(base(), base().RequestURI)); len(known) < 10 {
+		t.Fatalf("after three identical requests only %d rules are known clean", len(known))
+	}
+	attacks := map[string]func(r *http.Request){
+		"User-Agent":   func(r *http.Request) { r.Header.Set("User-Agent", "() { :; }; /bin/cat /etc/passwd") },
+		"other header": func(r *http.Request) { r.Header.Set("X-Extra", "../../../../etc/passwd") },
+		"header name":  func(r *http.Request) { r.Header["X-Bad\r\nInjected"] = []string{"1"} },
+		"Referer":      func(r *http.Request) { r.Header.Set("Referer", "<script>alert(1)</script>") },
+		"Accept":       func(r *http.Request) { r.Header.Set("Accept", "application/json' OR 1=1 --") },
+		"cookie":       func(r *http.Request) { r.Header.Set("Cookie", "session=1' UNION SELECT password FROM users --") },
+		"method":       func(r *http.Request) { r.Method = "TRACK" },
+		"query value": func(r *http.Request) {
+			r.URL.RawQuery = "sort=created_at,desc&q=1%27%20or%201%3D1--"
+			r.RequestURI = r.URL.RequestURI()
+		},
+		"path traversal": func(r *http.Request) {
+			r.URL.Path, r.URL.RawPath = "/basic/api/v1/basic/goods/..%2f..%2f..%2fetc%2fpasswd", "/basic/api/v1/basic/goods/..%2f..%2f..%2fetc%2fpasswd"
+			r.RequestURI = r.URL.RequestURI()
+		},
+		"restricted file": func(r *http.Request) {
+			r.URL.Path = "/basic/api/v1/basic/.env"
+			r.RequestURI = r.URL.RequestURI()
+		},
+	}
+	names := make([]string, 0, len(attacks))
+	for n := range attacks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		r := base()
+		attacks[name](r)
+		if c := serve(r); c != 403 {
+			t.Errorf("%s: %d, want 403 (the memo vouched for a changed input)", name, c)
+		}
+		if c := serve(base()); c != 200 { // and the clean request still passes
+			t.Fatalf("after %s, the legitimate request: %d", name, c)
+		}
+	}
+}
+
+// The whole corpus, twice on one WAF: the second pass, with every clean outcome remembered,
+// gives each case the same verdict and the same matched rules as the first.
+func TestRuleMemoKeepsCorpusVerdicts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("CRS corpus: long")
+	}
+	cases := loadCRSCases(t)
+	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var matched []int
+	m.observe = func(_ http.ResponseWriter, _ *http.Request, ids []int) { matched = ids }
+	h := m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	type outcome struct {
+		status  int
+		matched string
+	}
+	run := func() map[string]outcome {
+		out := map[string]outcome{}
+		for _, c := range cases {
+			if c.level != 1 {
+				continue
+			}
+			res := runCRSCase(h, c.raw)
+			ids := slices.Clone(matched)
+			slices.Sort(ids)
+			var b strings.Builder
+			for _, id := range ids {
+				b.WriteString(" " + itoa(id))
+			}
+			out[c.name] = outcome{status: int(res.outcome), matched: b.String()}
+		}
+		return out
+	}
+	first := run()
+	second := run()
+	differ := 0
+	for name, a := range first {
+		if b := second[name]; a != b {
+			differ++
+			if differ <= 10 {
+				t.Errorf("%s: first %+v, second %+v", name, a, b)
+			}
+		}
+	}
+	if differ > 0 {
+		t.Fatalf("%d of %d cases changed once the memo was warm", differ, len(first))
+	}
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
