@@ -77,9 +77,9 @@ type ruleMemo struct {
 	mu       sync.Mutex
 	rules    []memoRule
 	controls []control
-	guards   []guard // the skips in force while the rule files load
-	unsafe   bool    // a control the memo cannot account for: no memo at all
-	headers  []string     // named header inputs (lower case), bit inputHeader<<index
+	guards   []guard  // the skips in force while the rule files load
+	unsafe   bool     // a control the memo cannot account for: no memo at all
+	headers  []string // named header inputs (lower case), bit inputHeader<<index
 	seeds    [2]maphash.Seed
 
 	cur, old map[[2]uint64]struct{}
