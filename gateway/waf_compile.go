@@ -118,9 +118,9 @@ var plCheck = regexp.MustCompile(`^SecRule TX:(?:DETECTION|BLOCKING)_PARANOIA_LE
 // foldParanoiaChecks constant-folds the paranoia-level switches for a WAF whose detection
 // and blocking levels are both pl (compileInit refuses a preset detection level): an
 // "@lt N" with N <= pl and an "@ge N" with N > pl never match and are dropped; an "@lt N"
-// with N > pl always matches and skips to its file's end marker, and is dropped when
-// nothing but such switches is left before that marker (the rules above pl are not
-// loaded), since skipping nothing is the same as not skipping.
+// with N > pl always matches and skips to its marker, so the rules of its phase between it
+// and the marker (untagged ones such as 921170 included) can never run: they are dropped
+// with the switch.
 func foldParanoiaChecks(stmts []crsStatement, pl int) []crsStatement {
 	check := func(s crsStatement) (string, int, bool) {
 		m := plCheck.FindStringSubmatch(strings.TrimSpace(s.text))
@@ -130,8 +130,41 @@ func foldParanoiaChecks(stmts []crsStatement, pl int) []crsStatement {
 		n, _ := strconv.Atoi(m[2])
 		return m[1], n, true
 	}
+	phaseOf := func(s crsStatement) string {
+		if m := stmtPhase.FindStringSubmatch(s.text); m != nil && m[1] != "request" {
+			return m[1]
+		}
+		return "2"
+	}
+	// An "@lt N" with N > pl always matches: in its phase, every rule after it up to its
+	// marker can never run, and is dropped with it.
+	deadUntil := map[string]string{} // phase → marker
 	out := stmts[:0:0]
-	for i, s := range stmts {
+	chainDead := false
+	for _, s := range stmts {
+		trimmed := strings.TrimSpace(s.text)
+		if name, ok := strings.CutPrefix(trimmed, "SecMarker"); ok {
+			name = strings.Trim(strings.TrimSpace(name), `"'`)
+			for p, m := range deadUntil {
+				if m == name {
+					delete(deadUntil, p)
+				}
+			}
+			out = append(out, s)
+			continue
+		}
+		if !s.rule {
+			out = append(out, s)
+			continue
+		}
+		if chainDead { // a chained rule goes with its parent
+			chainDead = s.chain
+			continue
+		}
+		if deadUntil[phaseOf(s)] != "" {
+			chainDead = s.chain
+			continue
+		}
 		op, n, ok := check(s)
 		switch {
 		case !ok:
@@ -139,20 +172,8 @@ func foldParanoiaChecks(stmts []crsStatement, pl int) []crsStatement {
 			continue
 		case op == "lt":
 			marker := s.text[strings.Index(s.text, "skipAfter:")+len("skipAfter:"):]
-			marker = strings.TrimRight(strings.TrimSpace(marker), `"`)
-			onlyChecks := true
-			for _, t := range stmts[i+1:] {
-				if strings.HasPrefix(strings.TrimSpace(t.text), "SecMarker") && strings.Contains(t.text, marker) {
-					break
-				}
-				if _, _, isCheck := check(t); t.rule && !isCheck {
-					onlyChecks = false
-					break
-				}
-			}
-			if onlyChecks {
-				continue
-			}
+			deadUntil[phaseOf(s)] = strings.Trim(strings.TrimRight(strings.TrimSpace(marker), `"`), `"'`)
+			continue
 		}
 		out = append(out, s)
 	}
