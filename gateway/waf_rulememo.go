@@ -342,20 +342,13 @@ func inspectedHeaders(r *http.Request) map[string][]string {
 	return out
 }
 
-// key is a rule's outcome key for a request.
+// key is a rule's outcome key for a request: its id and the digests of its inputs, folded
+// with a mixing function (the digests are already keyed hashes, so the fold needs no key of
+// its own; it only has to spread them).
 func (k *ruleMemo) key(rule memoRule, in *requestInputs) [2]uint64 {
-	var h [2]maphash.Hash
-	var buf [8]byte
-	for i := range h {
-		h[i].SetSeed(k.seeds[i])
-		binary.LittleEndian.PutUint64(buf[:], uint64(rule.id))
-		_, _ = h[i].Write(buf[:])
-	}
+	a, b := mix64(uint64(rule.id)^0x9e3779b97f4a7c15), mix64(uint64(rule.id)^0xc2b2ae3d27d4eb4f)
 	add := func(d [2]uint64) {
-		for i := range h {
-			binary.LittleEndian.PutUint64(buf[:], d[i])
-			_, _ = h[i].Write(buf[:])
-		}
+		a, b = mix64(a^d[0]), mix64(b^d[1])
 	}
 	if rule.inputs&inputLine != 0 {
 		add(in.line)
@@ -368,7 +361,16 @@ func (k *ruleMemo) key(rule memoRule, in *requestInputs) [2]uint64 {
 			add(in.named[i])
 		}
 	}
-	return [2]uint64{h[0].Sum64(), h[1].Sum64()}
+	return [2]uint64{a, b}
+}
+
+// mix64 is SplitMix64's finalizer.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // known returns the rules already known not to match this request's inputs, and every
