@@ -409,22 +409,31 @@ var (
 	crsLevels     map[int]int
 )
 
+// eachCRSRule calls fn with every rule that has an id, of every stock CRS file.
+func eachCRSRule(fn func(crsStatement)) {
+	files, _ := fs.Glob(coreruleset.FS, "@owasp_crs/*.conf")
+	for _, f := range files {
+		data, err := fs.ReadFile(coreruleset.FS, f)
+		if err != nil {
+			continue
+		}
+		for _, s := range splitCRS(string(data)) {
+			if s.rule && s.id != 0 {
+				fn(s)
+			}
+		}
+	}
+}
+
 // crsAboveParanoia returns the ids of the CRS rules (every file) tagged above pl.
 func crsAboveParanoia(pl int) map[int]bool {
 	crsLevelsOnce.Do(func() {
 		crsLevels = map[int]int{}
-		files, _ := fs.Glob(coreruleset.FS, "@owasp_crs/*.conf")
-		for _, f := range files {
-			data, err := fs.ReadFile(coreruleset.FS, f)
-			if err != nil {
-				continue
+		eachCRSRule(func(s crsStatement) {
+			if s.pl > 0 {
+				crsLevels[s.id] = s.pl
 			}
-			for _, s := range splitCRS(string(data)) {
-				if s.rule && s.id != 0 && s.pl > 0 {
-					crsLevels[s.id] = s.pl
-				}
-			}
-		}
+		})
 	})
 	out := map[int]bool{}
 	for id, l := range crsLevels {
@@ -467,18 +476,11 @@ var (
 func crsMessage(id int) string {
 	crsMessagesOnce.Do(func() {
 		crsMessages = map[int]string{}
-		files, _ := fs.Glob(coreruleset.FS, "@owasp_crs/*.conf")
-		for _, f := range files {
-			data, err := fs.ReadFile(coreruleset.FS, f)
-			if err != nil {
-				continue
+		eachCRSRule(func(s crsStatement) {
+			if m := stmtMsg.FindStringSubmatch(s.text); m != nil {
+				crsMessages[s.id] = m[1]
 			}
-			for _, s := range splitCRS(string(data)) {
-				if m := stmtMsg.FindStringSubmatch(s.text); s.rule && s.id != 0 && m != nil {
-					crsMessages[s.id] = m[1]
-				}
-			}
-		}
+		})
 	})
 	return crsMessages[id]
 }

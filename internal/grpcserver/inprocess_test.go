@@ -3,13 +3,11 @@ package grpcserver_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -62,22 +60,7 @@ func startInProcess(t *testing.T, impl notifyv1.NotifyServiceServer, calls *int)
 		*calls++
 		return handler(ctx, req)
 	}
-	srv, err := grpcserver.New(grpcserver.Options{Logger: slog.New(slog.DiscardHandler), Unary: []grpc.UnaryServerInterceptor{count}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	notifyv1.RegisterNotifyServiceServer(srv, impl)
-	srv.MarkServing()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close(); srv.Server.Stop() })
+	srv, conn := serve(t, grpcserver.Options{Logger: slog.New(slog.DiscardHandler), Unary: []grpc.UnaryServerInterceptor{count}}, impl)
 	return srv.InProcess(conn), conn
 }
 

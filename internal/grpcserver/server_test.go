@@ -29,11 +29,19 @@ func (s *slowNotify) ListCollected(ctx context.Context, _ *notifyv1.ListCollecte
 
 func start(t *testing.T, impl notifyv1.NotifyServiceServer) (*grpcserver.Server, notifyv1.NotifyServiceClient) {
 	t.Helper()
-	srv, err := grpcserver.New(grpcserver.Options{Logger: slog.New(slog.DiscardHandler)})
+	srv, conn := serve(t, grpcserver.Options{Logger: slog.New(slog.DiscardHandler)}, impl)
+	return srv, notifyv1.NewNotifyServiceClient(conn)
+}
+
+// serve runs a server with impl on a loopback port and returns it with a connection to it.
+func serve(t *testing.T, opts grpcserver.Options, impl notifyv1.NotifyServiceServer) (*grpcserver.Server, *grpc.ClientConn) {
+	t.Helper()
+	srv, err := grpcserver.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	notifyv1.RegisterNotifyServiceServer(srv, impl)
+	srv.MarkServing()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +52,7 @@ func start(t *testing.T, impl notifyv1.NotifyServiceServer) (*grpcserver.Server,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close(); srv.Server.Stop() })
-	return srv, notifyv1.NewNotifyServiceClient(conn)
+	return srv, conn
 }
 
 // Stop lets an in-flight RPC finish before the server goes away.
