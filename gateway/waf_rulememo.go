@@ -77,44 +77,72 @@ type ruleMemo struct {
 	mu       sync.Mutex
 	rules    []memoRule
 	controls []control
-	guards   []guard  // the skips in force while the rule files load
-	unsafe   bool     // a control the memo cannot account for: no memo at all
-	headers  []string // named header inputs (lower case), bit inputHeader<<index
-	seeds    [2]maphash.Seed
+	seq      []crsStatement // the loaded statements, until finish
+	unsafe   bool           // a control the memo cannot account for: no memo at all
+	// txVarying are the TX variables rules can change (a prefix for names set by macro).
+	txVarying         map[string]bool
+	txVaryingPrefixes []string
+	headers           []string // named header inputs (lower case), bit inputHeader<<index
+	seeds             [2]maphash.Seed
 
 	cur, old map[[2]uint64]struct{}
 }
 
-// collect records the memoizable rules of one compiled file (in load order), and the runtime
-// controls.
+// collect records the statements of one compiled file, in load order; finish reads them.
 func (k *ruleMemo) collect(stmts []crsStatement) {
 	if k == nil {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.seq = append(k.seq, stmts...)
+}
+
+// unit is a rule with its chained rules, or a marker.
+type unit struct {
+	stmts  []crsStatement
+	marker string
+}
+
+func units(stmts []crsStatement) []unit {
+	var out []unit
 	chained := false
 	for _, s := range stmts {
 		trimmed := strings.TrimSpace(s.text)
 		if name, ok := strings.CutPrefix(trimmed, "SecMarker"); ok {
-			name = strings.Trim(strings.TrimSpace(name), `"'`)
-			k.guards = slices.DeleteFunc(k.guards, func(g guard) bool { return g.marker == name })
+			out = append(out, unit{marker: strings.Trim(strings.TrimSpace(name), `"'`)})
 			continue
 		}
 		if !s.rule {
 			continue
 		}
-		child := chained
+		if chained && len(out) > 0 {
+			out[len(out)-1].stmts = append(out[len(out)-1].stmts, s)
+		} else {
+			out = append(out, unit{stmts: []crsStatement{s}})
+		}
 		chained = s.chain
-		k.controlsOf(s.text, child || s.chain, s.vars)
-		if child {
+	}
+	return out
+}
+
+// memoizable walks the loaded rules in order and keeps those whose outcome the memo can
+// vouch for, with their inputs.
+func (k *ruleMemo) memoizable() {
+	var guards []guard // the skips in force
+	for _, u := range units(k.seq) {
+		if u.marker != "" {
+			guards = slices.DeleteFunc(guards, func(g guard) bool { return g.marker == u.marker })
 			continue
+		}
+		for _, st := range u.stmts {
+			k.controlsOf(st.text, len(u.stmts) > 1, st.vars)
 		}
 		// Whether this rule runs depends on the skips over it: their rules' inputs join its
 		// key, and a skip decided by a rule the memo cannot read rules it out.
-		in, noBody, ok := k.ruleInputs(s, trimmed)
-		for i := range k.guards {
-			g := &k.guards[i]
+		in, noBody, ok := k.unitInputs(u)
+		for i := range guards {
+			g := &guards[i]
 			ok = ok && g.ok
 			in |= g.in
 			noBody = noBody || g.noBody
@@ -122,19 +150,19 @@ func (k *ruleMemo) collect(stmts []crsStatement) {
 				g.n--
 			}
 		}
-		k.guards = slices.DeleteFunc(k.guards, func(g guard) bool { return g.marker == "" && g.n <= 0 })
-		if m := flowSkip.FindStringSubmatch(s.text); m != nil {
-			own, ownNoBody, ownOK := k.ruleInputs(s, trimmed)
-			g := guard{in: own, noBody: ownNoBody, ok: ownOK && !s.chain}
+		guards = slices.DeleteFunc(guards, func(g guard) bool { return g.marker == "" && g.n <= 0 })
+		if m := flowSkip.FindStringSubmatch(u.stmts[0].text); m != nil {
+			own, ownNoBody, ownOK := k.unitInputs(u)
+			g := guard{in: own, noBody: ownNoBody, ok: ownOK}
 			if n, err := strconv.Atoi(m[2]); m[1] == "skip" && err == nil {
 				g.n = n
 			} else {
 				g.marker = m[2]
 			}
-			k.guards = append(k.guards, g)
+			guards = append(guards, g)
 		}
-		if ok && !s.chain {
-			k.rules = append(k.rules, memoRule{id: s.id, inputs: in, noBody: noBody})
+		if ok {
+			k.rules = append(k.rules, memoRule{id: u.stmts[0].id, inputs: in, noBody: noBody})
 		}
 	}
 }
@@ -149,20 +177,90 @@ type guard struct {
 	ok     bool
 }
 
-// ruleInputs returns the inputs of a single SecRule of phase 1 or 2 whose operator has no
-// macro, or false.
-func (k *ruleMemo) ruleInputs(s crsStatement, trimmed string) (inputGroup, bool, bool) {
-	if s.id == 0 || !strings.HasPrefix(trimmed, "SecRule ") || s.vars == "" {
+var (
+	operatorMacro = regexp.MustCompile(`%\{([^}]*)\}`)
+	sideEffect    = regexp.MustCompile(`[",\s](?:setvar|ctl|exec|initcol|setenv|expirevar|deprecatevar|setuid|setsid):`)
+	setvarTX      = regexp.MustCompile(`(?i)setvar:'?(!)?tx\.([^=,'"\s]+)(?:=([^,'"]*))?`)
+)
+
+// unitInputs returns the inputs of a SecRule of phase 1 or 2 (with its chained rules) whose
+// operators' macros are constants, or false. A chain qualifies only without side effects
+// before its last rule (a rule that matches runs its setvar even when a rule chained after
+// it then fails, so a chain could change TX without matching).
+func (k *ruleMemo) unitInputs(u unit) (inputGroup, bool, bool) {
+	parent := u.stmts[0]
+	trimmed := strings.TrimSpace(parent.text)
+	if parent.id == 0 || !strings.HasPrefix(trimmed, "SecRule ") {
 		return 0, false, false
 	}
-	op := memoOperatorPart.FindStringSubmatch(strings.ReplaceAll(trimmed, "\\\n", " "))
-	if op == nil || strings.Contains(op[1], "%{") {
+	if phase := stmtPhase.FindStringSubmatch(parent.text); phase != nil && phase[1] != "1" && phase[1] != "2" && phase[1] != "request" {
 		return 0, false, false
 	}
-	if phase := stmtPhase.FindStringSubmatch(s.text); phase != nil && phase[1] != "1" && phase[1] != "2" && phase[1] != "request" {
-		return 0, false, false
+	var in inputGroup
+	var noBody bool
+	for i, st := range u.stmts {
+		t := strings.TrimSpace(st.text)
+		// A rule of a chain runs its own actions when it matches, whether or not the rules
+		// after it then match: only the last may have side effects (on a full match only).
+		if !strings.HasPrefix(t, "SecRule ") || st.vars == "" || i < len(u.stmts)-1 && sideEffect.MatchString(st.text) {
+			return 0, false, false
+		}
+		op := memoOperatorPart.FindStringSubmatch(strings.ReplaceAll(t, "\\\n", " "))
+		if op == nil {
+			return 0, false, false
+		}
+		for _, m := range operatorMacro.FindAllStringSubmatch(op[1], -1) {
+			name, isTX := strings.CutPrefix(strings.ToLower(m[1]), "tx.")
+			if !isTX || !k.constTX(name) {
+				return 0, false, false
+			}
+		}
+		vin, vNoBody, ok := k.inputsOf(st.vars, i > 0)
+		if !ok {
+			return 0, false, false
+		}
+		in |= vin
+		noBody = noBody || vNoBody
 	}
-	return k.inputsOf(s.vars)
+	return in, noBody, true
+}
+
+// constTX reports whether a TX variable has the same value in every transaction: set only by
+// unconditional SecActions to literal values (or never set).
+func (k *ruleMemo) constTX(name string) bool {
+	if len(name) == 1 && name[0] >= '0' && name[0] <= '9' {
+		return false // captures
+	}
+	if k.txVarying[name] {
+		return false
+	}
+	for _, prefix := range k.txVaryingPrefixes {
+		if strings.HasPrefix(name, prefix) {
+			return false
+		}
+	}
+	return true
+}
+
+// findVaryingTX records the TX variables a rule (or a SecAction with a macro value, or a
+// deletion) can change per transaction.
+func (k *ruleMemo) findVaryingTX(stmts []crsStatement) {
+	for _, st := range stmts {
+		if !st.rule {
+			continue
+		}
+		action := strings.HasPrefix(strings.TrimSpace(st.text), "SecAction")
+		for _, m := range setvarTX.FindAllStringSubmatch(st.text, -1) {
+			name := strings.ToLower(m[2])
+			if i := strings.Index(name, "%{"); i >= 0 {
+				k.txVaryingPrefixes = append(k.txVaryingPrefixes, name[:i])
+				continue
+			}
+			if !action || m[1] == "!" || strings.Contains(m[3], "%{") {
+				k.txVarying[name] = true
+			}
+		}
+	}
 }
 
 // controlsOf records the runtime controls of a rule statement (or of the directives):
@@ -190,7 +288,7 @@ func (k *ruleMemo) controlsOf(text string, inChain bool, vars string) {
 
 // inputsOf returns the inputs a rule's variables derive from (and whether it reads body
 // variables), or false if one is not covered.
-func (k *ruleMemo) inputsOf(vars string) (in inputGroup, noBody, ok bool) {
+func (k *ruleMemo) inputsOf(vars string, child bool) (in inputGroup, noBody, ok bool) {
 	if vars == "" || strings.ContainsAny(vars, `"'`) {
 		return 0, false, false
 	}
@@ -209,6 +307,10 @@ func (k *ruleMemo) inputsOf(vars string) (in inputGroup, noBody, ok bool) {
 			noBody = true
 		case slices.Contains(headerVariables, name):
 			in |= inputAllHeaders
+		case name == "TX" && keyed && !strings.HasPrefix(key, "/") && (k.constTX(strings.ToLower(key)) || child && len(key) == 1 && key[0] >= '0' && key[0] <= '9'):
+			// a constant, or (in a chained rule) a capture of the rule before it
+		case child && slices.Contains([]string{"MATCHED_VAR", "MATCHED_VARS", "MATCHED_VAR_NAME", "MATCHED_VARS_NAMES"}, name):
+			// what the rule before it matched, itself from the same inputs
 		case name == "REQUEST_HEADERS":
 			if !keyed || key == "" || strings.HasPrefix(key, "/") {
 				in |= inputAllHeaders
@@ -236,13 +338,17 @@ func (k *ruleMemo) inputsOf(vars string) (in inputGroup, noBody, ok bool) {
 func (k *ruleMemo) finish(directives string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	chained := false
-	for _, s := range splitCRS(directives) {
-		if s.rule {
-			k.controlsOf(s.text, chained || s.chain, s.vars)
-			chained = s.chain
+	dir := splitCRS(directives)
+	k.txVarying = map[string]bool{}
+	k.findVaryingTX(dir)
+	k.findVaryingTX(k.seq)
+	k.memoizable()
+	for _, u := range units(dir) {
+		for _, st := range u.stmts {
+			k.controlsOf(st.text, len(u.stmts) > 1, st.vars)
 		}
 	}
+	k.seq = nil
 	if k.unsafe {
 		k.rules = nil
 	}
@@ -254,7 +360,7 @@ rules:
 				if r.id < rg[0] || r.id > rg[1] {
 					continue
 				}
-				in, noBody, ok := k.inputsOf(c.vars)
+				in, noBody, ok := k.inputsOf(c.vars, false)
 				if !ok {
 					continue rules
 				}
