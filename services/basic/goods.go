@@ -44,11 +44,11 @@ func (s *goodsServer) QueryGoods(ctx context.Context, req *basicv1.QueryGoodsReq
 	p := pageOf(req.PageNum, req.PageSize)
 	f := goodsFilter{Name: req.GetName(), ItemNo: req.GetItemNo(), ShopID: req.ShopId, CategoryID: req.CategoryId,
 		StaffID: req.StaffId, IsVirtual: req.IsVirtual, Status: req.GetStatus(), Platform: req.GetPlatform()}
-	items, total, err := s.c.store.listGoods(ctx, id.TenantID, f, sk, p)
+	items, count, err := s.c.store.listGoods(ctx, id.TenantID, f, sk, p)
 	if err != nil {
 		return nil, err
 	}
-	return &basicv1.QueryGoodsResponse{Items: goodsListPB(items), Total: total, PageNum: p.Num, PageSize: p.Size}, nil
+	return &basicv1.QueryGoodsResponse{Items: goodsListPB(items), Total: count.Total, TotalIsLowerBound: count.LowerBound, PageNum: p.Num, PageSize: p.Size}, nil
 }
 
 func (s *goodsServer) CreateGoods(ctx context.Context, req *basicv1.CreateGoodsRequest) (*basicv1.CreateGoodsResponse, error) {

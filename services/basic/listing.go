@@ -27,11 +27,11 @@ func (s *dataServer) ListGoods(ctx context.Context, req *basicv1.ListGoodsReques
 	p := pageOf(req.PageNum, req.PageSize)
 	f := goodsFilter{Name: req.GetName(), ShopID: req.ShopId, CategoryID: req.CategoryId, StaffID: req.StaffId,
 		IsVirtual: req.IsVirtual, Status: req.GetStatus(), Platform: req.GetPlatform()}
-	items, total, err := s.c.store.listGoods(ctx, id.TenantID, f, sk, p)
+	items, count, err := s.c.store.listGoods(ctx, id.TenantID, f, sk, p)
 	if err != nil {
 		return nil, err
 	}
-	return &basicv1.ListGoodsResponse{Items: goodsListPB(items), Total: total, PageNum: p.Num, PageSize: p.Size}, nil
+	return &basicv1.ListGoodsResponse{Items: goodsListPB(items), Total: count.Total, TotalIsLowerBound: count.LowerBound, PageNum: p.Num, PageSize: p.Size}, nil
 }
 
 var categorySorts = map[string]string{"sort_order": "sort_order", "id": "id", "name": "name", "level": "level"}

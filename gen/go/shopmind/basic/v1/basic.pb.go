@@ -54,7 +54,9 @@ type Order struct {
 	// Order status: pending (placed, not paid), paid, shipped, completed, cancelled (closed before
 	// payment or cancelled) or refunded (fully refunded after payment).
 	Status string `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
-	// Buyer's nickname as the platform reports it (often masked by the platform).
+	// Buyer's nickname as the platform reports it (often masked by the platform). The
+	// analytical store, the orders' only source, keeps no nickname yet (its orders carry a
+	// buyer id only): until it does, this is "buyer-<buyer id>".
 	Buyer string `protobuf:"bytes,7,opt,name=buyer,proto3" json:"buyer,omitempty"`
 	// Goods total before discounts, in the shop's currency unit (2 decimals), >= 0.
 	TotalAmount float64 `protobuf:"fixed64,8,opt,name=total_amount,json=totalAmount,proto3" json:"total_amount,omitempty"`
@@ -1158,14 +1160,20 @@ type ListGoodsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The goods of the page (skus empty).
 	Items []*Goods `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Number of goods matching the filters.
+	// Number of goods matching the filters; exact unless total_is_lower_bound is set.
 	Total int64 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
 	// The page returned.
 	PageNum int32 `protobuf:"varint,3,opt,name=page_num,json=pageNum,proto3" json:"page_num,omitempty"`
 	// The page size used.
-	PageSize      int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Set only when a name keyword matches more goods than the count covers: the count stops
+	// at the larger of 1,000 and the end of the requested page (page_num * page_size), and
+	// total is that number (more goods match; every page up to it is served and exact).
+	// Without a keyword, or when the keyword matches no more than that, total is exact and
+	// this is false.
+	TotalIsLowerBound bool `protobuf:"varint,5,opt,name=total_is_lower_bound,json=totalIsLowerBound,proto3" json:"total_is_lower_bound,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ListGoodsResponse) Reset() {
@@ -1224,6 +1232,13 @@ func (x *ListGoodsResponse) GetPageSize() int32 {
 		return x.PageSize
 	}
 	return 0
+}
+
+func (x *ListGoodsResponse) GetTotalIsLowerBound() bool {
+	if x != nil {
+		return x.TotalIsLowerBound
+	}
+	return false
 }
 
 // ListGoodCategoriesRequest: query parameters of the category listing.
@@ -1681,12 +1696,13 @@ const file_shopmind_basic_v1_basic_proto_rawDesc = "" +
 	"\b_shop_idB\x0e\n" +
 	"\f_category_idB\v\n" +
 	"\t_staff_idB\r\n" +
-	"\v_is_virtual\"\x91\x01\n" +
+	"\v_is_virtual\"\xc2\x01\n" +
 	"\x11ListGoodsResponse\x12.\n" +
 	"\x05items\x18\x01 \x03(\v2\x18.shopmind.basic.v1.GoodsR\x05items\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x19\n" +
 	"\bpage_num\x18\x03 \x01(\x05R\apageNum\x12\x1b\n" +
-	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"\x83\x02\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12/\n" +
+	"\x14total_is_lower_bound\x18\x05 \x01(\bR\x11totalIsLowerBound\"\x83\x02\n" +
 	"\x19ListGoodCategoriesRequest\x12)\n" +
 	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01\x12\x1d\n" +

@@ -188,14 +188,20 @@ type QueryGoodsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The goods of the page (skus empty).
 	Items []*Goods `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Number of goods matching the filters.
+	// Number of goods matching the filters; exact unless total_is_lower_bound is set.
 	Total int64 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
 	// The page returned.
 	PageNum int32 `protobuf:"varint,3,opt,name=page_num,json=pageNum,proto3" json:"page_num,omitempty"`
 	// The page size used.
-	PageSize      int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Set only when a name keyword matches more goods than the count covers: the count stops
+	// at the larger of 1,000 and the end of the requested page (page_num * page_size), and
+	// total is that number (more goods match; every page up to it is served and exact).
+	// Without a keyword, or when the keyword matches no more than that, total is exact and
+	// this is false.
+	TotalIsLowerBound bool `protobuf:"varint,5,opt,name=total_is_lower_bound,json=totalIsLowerBound,proto3" json:"total_is_lower_bound,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *QueryGoodsResponse) Reset() {
@@ -254,6 +260,13 @@ func (x *QueryGoodsResponse) GetPageSize() int32 {
 		return x.PageSize
 	}
 	return 0
+}
+
+func (x *QueryGoodsResponse) GetTotalIsLowerBound() bool {
+	if x != nil {
+		return x.TotalIsLowerBound
+	}
+	return false
 }
 
 // CreateGoodsRequest: the goods to create.
@@ -2294,12 +2307,13 @@ const file_shopmind_basic_v1_goods_proto_rawDesc = "" +
 	"\b_shop_idB\x0e\n" +
 	"\f_category_idB\v\n" +
 	"\t_staff_idB\r\n" +
-	"\v_is_virtual\"\x92\x01\n" +
+	"\v_is_virtual\"\xc3\x01\n" +
 	"\x12QueryGoodsResponse\x12.\n" +
 	"\x05items\x18\x01 \x03(\v2\x18.shopmind.basic.v1.GoodsR\x05items\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x19\n" +
 	"\bpage_num\x18\x03 \x01(\x05R\apageNum\x12\x1b\n" +
-	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"\xb0\x02\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12/\n" +
+	"\x14total_is_lower_bound\x18\x05 \x01(\bR\x11totalIsLowerBound\"\xb0\x02\n" +
 	"\x12CreateGoodsRequest\x126\n" +
 	"\x05goods\x18\x01 \x01(\v2\x18.shopmind.basic.v1.GoodsB\x06\xbaH\x03\xc8\x01\x01R\x05goods:\xe1\x01\xbaH\xdd\x01\x1az\n" +
 	"\x1ccreate_goods.required_fields\x12)goods.shop_id and goods.name are required\x1a/this.goods.shop_id > 0 && this.goods.name != ''\x1a_\n" +
