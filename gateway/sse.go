@@ -16,12 +16,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/pbjson"
 )
 
 // The chat SSE bridge. grpc-gateway would answer a server-streaming RPC with
@@ -456,8 +456,6 @@ type deltaJSON struct {
 	Content *string `json:"content,omitempty"`
 }
 
-var memberJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
-
 // AppendEventJSON appends the SSE JSON of one chat event to buf.
 func AppendEventJSON(buf []byte, ev *chatv2.SendMessageResponse) ([]byte, error) {
 	var member proto.Message
@@ -476,7 +474,7 @@ func AppendEventJSON(buf []byte, ev *chatv2.SendMessageResponse) ([]byte, error)
 	default:
 		return buf, errors.New("chat event without payload")
 	}
-	body, err := memberJSON.Marshal(member)
+	body, err := pbjson.Marshal(member) // protojson's JSON (proto names, unpopulated fields)
 	if err != nil {
 		return buf, err
 	}
