@@ -289,43 +289,31 @@ func (k *ruleMemo) controlsOf(text string, inChain bool, vars string) {
 // inputsOf returns the inputs a rule's variables derive from (and whether it reads body
 // variables), or false if one is not covered.
 func (k *ruleMemo) inputsOf(vars string, child bool) (in inputGroup, noBody, ok bool) {
-	if vars == "" || strings.ContainsAny(vars, `"'`) {
+	targets, ok := ruleTargets(vars)
+	if !ok {
 		return 0, false, false
 	}
-	for _, v := range strings.Split(vars, "|") {
-		if strings.HasPrefix(v, "!") {
-			continue
-		}
-		v = strings.TrimPrefix(v, "&") // a count derives from the same inputs as the values
-		name, key, keyed := strings.Cut(v, ":")
-		name = strings.ToUpper(name)
+	// A count (&VAR) derives from the same inputs as the values.
+	for _, t := range targets {
 		switch {
-		case slices.Contains(lineVariables, name):
+		case slices.Contains(lineVariables, t.name):
 			in |= inputLine
-		case slices.Contains(bodyVariables, name):
+		case slices.Contains(bodyVariables, t.name):
 			in |= inputLine
 			noBody = true
-		case slices.Contains(headerVariables, name):
+		case slices.Contains(headerVariables, t.name):
 			in |= inputAllHeaders
-		case name == "TX" && keyed && !strings.HasPrefix(key, "/") && (k.constTX(strings.ToLower(key)) || child && len(key) == 1 && key[0] >= '0' && key[0] <= '9'):
+		case t.name == "TX" && t.key != "" && !strings.HasPrefix(t.key, "/") &&
+			(k.constTX(strings.ToLower(t.key)) || child && len(t.key) == 1 && t.key[0] >= '0' && t.key[0] <= '9'):
 			// a constant, or (in a chained rule) a capture of the rule before it
-		case child && slices.Contains([]string{"MATCHED_VAR", "MATCHED_VARS", "MATCHED_VAR_NAME", "MATCHED_VARS_NAMES"}, name):
+		case child && slices.Contains([]string{"MATCHED_VAR", "MATCHED_VARS", "MATCHED_VAR_NAME", "MATCHED_VARS_NAMES"}, t.name):
 			// what the rule before it matched, itself from the same inputs
-		case name == "REQUEST_HEADERS":
-			if !keyed || key == "" || strings.HasPrefix(key, "/") {
+		case t.name == "REQUEST_HEADERS":
+			if i := headerIndex(&k.headers, t); i >= 0 {
+				in |= inputHeader << i
+			} else {
 				in |= inputAllHeaders
-				continue
 			}
-			i := slices.Index(k.headers, strings.ToLower(key))
-			if i < 0 {
-				if len(k.headers) >= 48 {
-					in |= inputAllHeaders
-					continue
-				}
-				k.headers = append(k.headers, strings.ToLower(key))
-				i = len(k.headers) - 1
-			}
-			in |= inputHeader << i
 		default:
 			return 0, false, false
 		}

@@ -127,16 +127,16 @@ func (k *ruleSkips) collect(stmts []crsStatement) {
 // needsOf returns the content a rule's targets need, or false when one target is always
 // present (or not understood).
 func (k *ruleSkips) needsOf(vars string, phase int) (contentMask, bool) {
-	if strings.ContainsAny(vars, `"'`) {
+	targets, ok := ruleTargets(vars)
+	if !ok {
 		return 0, false
 	}
 	var needs contentMask
-	for _, v := range strings.Split(vars, "|") {
-		if strings.HasPrefix(v, "!") {
-			continue
+	for _, t := range targets {
+		if t.count {
+			return 0, false // a count always has a value, 0 included
 		}
-		name, key, keyed := strings.Cut(v, ":")
-		switch strings.ToUpper(name) {
+		switch t.name {
 		case "ARGS", "ARGS_NAMES":
 			needs |= contentQuery | contentPath
 			if phase >= 2 {
@@ -154,23 +154,61 @@ func (k *ruleSkips) needsOf(vars string, phase int) (contentMask, bool) {
 		case "REQUEST_COOKIES", "REQUEST_COOKIES_NAMES":
 			needs |= contentCookies
 		case "REQUEST_HEADERS":
-			if !keyed || key == "" || strings.HasPrefix(key, "/") {
-				return 0, false
-			}
-			i := slices.Index(k.headers, strings.ToLower(key))
+			i := headerIndex(&k.headers, t)
 			if i < 0 {
-				if len(k.headers) >= 48 {
-					return 0, false
-				}
-				k.headers = append(k.headers, strings.ToLower(key))
-				i = len(k.headers) - 1
+				return 0, false
 			}
 			needs |= contentHeaders << i
 		default:
-			return 0, false // always has a value (or a count)
+			return 0, false // always has a value
 		}
 	}
 	return needs, true
+}
+
+// ruleTarget is one target of a rule's variable list that adds values (not an exclusion).
+type ruleTarget struct {
+	name  string // upper case
+	key   string
+	count bool // &VAR: the number of values
+}
+
+// ruleTargets parses a rule's variable list ("ARGS|!REQUEST_COOKIES:/__utm/|&ARGS:x"),
+// dropping the exclusions (they only remove values); false for a list this parser does not
+// read (quoted).
+func ruleTargets(vars string) ([]ruleTarget, bool) {
+	if vars == "" || strings.ContainsAny(vars, `"'`) {
+		return nil, false
+	}
+	var out []ruleTarget
+	for _, v := range strings.Split(vars, "|") {
+		if strings.HasPrefix(v, "!") {
+			continue
+		}
+		t := ruleTarget{count: strings.HasPrefix(v, "&")}
+		name, key, _ := strings.Cut(strings.TrimPrefix(v, "&"), ":")
+		t.name, t.key = strings.ToUpper(name), key
+		out = append(out, t)
+	}
+	return out, true
+}
+
+// headerIndex is the index in names of a REQUEST_HEADERS target's header (lower case),
+// added when new; -1 for a target naming no single header (no key, a regular expression) or
+// past 48 headers (the bits of a mask).
+func headerIndex(names *[]string, t ruleTarget) int {
+	if t.key == "" || strings.HasPrefix(t.key, "/") {
+		return -1
+	}
+	h := strings.ToLower(t.key)
+	if i := slices.Index(*names, h); i >= 0 {
+		return i
+	}
+	if len(*names) >= 48 {
+		return -1
+	}
+	*names = append(*names, h)
+	return len(*names) - 1
 }
 
 // finish sorts the loaded ids and drops the rules a target update extended.
