@@ -322,7 +322,7 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 		}
 	}
 	var memoKeys [][2]uint64
-	if m.memo != nil && !wafRuleMemoOff.Load() && !wafMemoOff.Load() {
+	if m.memo != nil && !wafMemoOff.Load() {
 		if remover, ok := tx.(ruleRemover); ok {
 			var known []int
 			known, memoKeys = m.memo.known(m.memo.digest(r, uri))
@@ -661,12 +661,9 @@ const (
 	wafMemoMaxValue  = 256
 )
 
-// wafMemoOff switches the result cache off (benchmarks measure both ways).
+// wafMemoOff switches the caches off: the operators' results and the rule outcome memo
+// (benchmarks measure both ways).
 var wafMemoOff atomic.Bool
-
-// wafRuleMemoOff turns the rule outcome memo off (waf_rulememo.go); wafMemoOff turns it off
-// too (every cache off).
-var wafRuleMemoOff atomic.Bool
 
 // wafSkipOff makes every rule run, even with nothing to inspect (benchmarks and tests
 // measure both ways; waf_skip.go).

@@ -467,17 +467,21 @@ func mix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// known returns the rules already known not to match this request's inputs, and every
-// memoizable rule's key (for remember).
+// known returns the rules already known not to match this request's inputs, and the keys
+// remember should store (zero for the rules known already or not the memo's).
 func (k *ruleMemo) known(in *requestInputs) (skip []int, keys [][2]uint64) {
 	keys = make([][2]uint64, len(k.rules))
+	for i, r := range k.rules { // the rules, headers and seeds are fixed after finish
+		if !(r.noBody && in.body) { // with a body, its body variables have values: not the memo's
+			keys[i] = k.key(r, in)
+		}
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, r := range k.rules {
-		if r.noBody && in.body {
-			continue // its body variables have values: not the memo's to answer
+		if keys[i] == [2]uint64{} {
+			continue
 		}
-		keys[i] = k.key(r, in)
 		_, hit := k.cur[keys[i]]
 		if !hit {
 			if _, hit = k.old[keys[i]]; hit {
@@ -486,6 +490,7 @@ func (k *ruleMemo) known(in *requestInputs) (skip []int, keys [][2]uint64) {
 		}
 		if hit {
 			skip = append(skip, r.id)
+			keys[i] = [2]uint64{} // already remembered
 		}
 	}
 	return skip, keys
@@ -497,7 +502,7 @@ func (k *ruleMemo) remember(keys [][2]uint64, matched map[int]bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, r := range k.rules {
-		if matched[r.id] || keys[i] == [2]uint64{} { // matched, or not the memo's (a body)
+		if matched[r.id] || keys[i] == [2]uint64{} { // matched, known already, or not the memo's
 			continue
 		}
 		if len(k.cur) >= ruleMemoMax {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,7 +237,7 @@ func TestRuleMemoKeepsCorpusVerdicts(t *testing.T) {
 			slices.Sort(ids)
 			var b strings.Builder
 			for _, id := range ids {
-				b.WriteString(" " + itoa(id))
+				b.WriteString(" " + strconv.Itoa(id))
 			}
 			out[c.name] = outcome{status: int(res.outcome), matched: b.String()}
 		}
@@ -255,18 +256,5 @@ func TestRuleMemoKeepsCorpusVerdicts(t *testing.T) {
 	}
 	if differ > 0 {
 		t.Fatalf("%d of %d cases changed once the memo was warm", differ, len(first))
-	}
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			return string(b[i:])
-		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Rules with nothing to inspect are not evaluated.
@@ -62,7 +63,8 @@ type ruleSkips struct {
 	addedAll bool
 	headers  []string // header targets (lower case), bit contentHeaders<<index
 
-	ranges sync.Map // contentMask → [][2]int
+	ranges  sync.Map // contentMask → [][2]int, at most maxRangeSets of them
+	nRanges atomic.Int64
 }
 
 var (
@@ -279,9 +281,15 @@ func (k *ruleSkips) rangesFor(present contentMask) [][2]int {
 		out = append(out, [2]int{k.loaded[i], k.loaded[j]})
 		i = j
 	}
-	k.ranges.Store(present, out)
+	// The header bits let clients pick among many masks: past the bound, compute each time.
+	if k.nRanges.Add(1) <= maxRangeSets {
+		k.ranges.Store(present, out)
+	}
 	return out
 }
+
+// maxRangeSets bounds the cached removal ranges (real clients send a handful of header sets).
+const maxRangeSets = 4096
 
 // rangeRemover is Coraza's transaction method behind ctl:ruleRemoveById with a range.
 type rangeRemover interface{ RemoveRuleByIDRange(start, end int) }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,9 @@ type Server struct {
 	*grpc.Server
 	Health *health.Server
 	inproc *inProcess
+
+	connsMu sync.Mutex
+	conns   map[grpc.ClientConnInterface]*inProcessConn // by streams connection
 }
 
 // RegisterService registers a service on the network server and on the in-process channel.
@@ -46,7 +50,19 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 // services use it for the targets the process hosts; it halves the REST edge's cost per
 // request (README, Benchmarks).
 func (s *Server) InProcess(streams grpc.ClientConnInterface) grpc.ClientConnInterface {
-	return &inProcessConn{inProcess: s.inproc, streams: streams}
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	// One connection per streams connection, so callers that compare connections (the
+	// gateway's readiness check) see one backend.
+	if c, ok := s.conns[streams]; ok {
+		return c
+	}
+	if s.conns == nil {
+		s.conns = map[grpc.ClientConnInterface]*inProcessConn{}
+	}
+	c := &inProcessConn{inProcess: s.inproc, streams: streams}
+	s.conns[streams] = c
+	return c
 }
 
 // Options tune the server.

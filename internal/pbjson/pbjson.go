@@ -392,9 +392,9 @@ func appendWellKnown(b []byte, m protoreflect.Message, kind wkt) ([]byte, error)
 			secs, nanos = -secs, -nanos
 		}
 		b = strconv.AppendInt(b, secs, 10)
-		frac := strconv.AppendInt(nil, nanos+1e9, 10)[1:] // nine digits
-		frac = []byte(strings.TrimSuffix(strings.TrimSuffix(string(frac), "000"), "000"))
-		if string(frac) != "000" {
+		frac := strconv.FormatInt(nanos+1e9, 10)[1:] // nine digits; 0, 3 or 6 of them kept, as protojson
+		frac = strings.TrimSuffix(strings.TrimSuffix(frac, "000"), "000")
+		if frac != "000" {
 			b = append(append(b, '.'), frac...)
 		}
 		return append(b, `s"`...), nil
