@@ -164,15 +164,15 @@ SecRequestBodyJsonDepthLimit 128
 SecArgumentsLimit 20000
 SecResponseBodyAccess Off
 SecAuditEngine Off
-SecRule REQUEST_HEADERS:Content-Type "^application/(?:[a-z0-9.-]+[+])?json" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=%[2]s,ctl:ruleRemoveById=920540"
-SecRule REQUEST_HEADERS:Content-Type "^(?:application(?:/soap\+|/)|text/)xml" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"
+SecRule REQUEST_HEADERS:Content-Type "%[5]s" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=%[2]s,ctl:ruleRemoveById=920540"
+SecRule REQUEST_HEADERS:Content-Type "%[6]s" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"
 SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,msg:'Failed to parse request body.',severity:2"
 SecRule MULTIPART_STRICT_ERROR "!@eq 0" "id:200003,phase:2,t:none,log,deny,status:400,msg:'Multipart request body failed strict validation.'"
 Include @crs-setup.conf.example
 SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%[3]d"
 SecAction "id:900110,phase:1,pass,t:none,nolog,setvar:tx.inbound_anomaly_score_threshold=%[4]d,setvar:tx.outbound_anomaly_score_threshold=4"
 SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HEAD POST OPTIONS PUT PATCH DELETE'"
-`, limit, typedJSONProcessor, pl, threshold)
+`, limit, typedJSONProcessor, pl, threshold, jsonContentType, xmlContentType)
 	for _, g := range wafGroups {
 		fmt.Fprintf(&b, "Include @owasp_crs/%s.conf\n", g)
 	}
@@ -187,26 +187,29 @@ SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HE
 
 // newCorazaWAF builds the WAF of a profile; for ShopMind's it also returns what each loaded
 // rule inspects (nil otherwise).
-func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSkips, *ruleMemo, error) {
+func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSkips, *ruleMemo, *rulePrune, error) {
 	directives := wafDirectives(cfg, profile)
 	var skips *ruleSkips
 	var memo *ruleMemo
+	var prune *rulePrune
 	if profile == profileShopMind {
-		skips, memo = &ruleSkips{}, &ruleMemo{}
+		skips, memo, prune = &ruleSkips{}, &ruleMemo{}, &rulePrune{}
 	}
-	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators, skips: skips, memo: memo}
+	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators, skips: skips, memo: memo, prune: prune}
 	if profile == profileStock {
 		root = coreruleset.FS
 	}
 	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if skips != nil {
 		skips.finish()
 		memo.finish(directives)
+		prune.finish(skips)
+		memo.linkPrune(prune)
 	}
-	return waf, skips, memo, nil
+	return waf, skips, memo, prune, nil
 }
 
 // NewWAF returns the WAF middleware: each request's line, headers and body are inspected by
@@ -225,7 +228,7 @@ func NewWAF(cfg config.WAFConfig, logger *slog.Logger, block func(w http.Respons
 }
 
 func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (*wafMiddleware, error) {
-	waf, skips, memo, err := newCorazaWAF(cfg, profile)
+	waf, skips, memo, prune, err := newCorazaWAF(cfg, profile)
 	if err != nil {
 		return nil, fmt.Errorf("waf: %w", err)
 	}
@@ -236,13 +239,14 @@ func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Log
 	if limit <= 0 {
 		limit = config.DefaultWAFBodyLimit
 	}
-	return &wafMiddleware{waf: waf, skips: skips, memo: memo, logger: logger, block: block, limit: limit}, nil
+	return &wafMiddleware{waf: waf, skips: skips, memo: memo, prune: prune, logger: logger, block: block, limit: limit}, nil
 }
 
 type wafMiddleware struct {
 	waf    coraza.WAF
 	skips  *ruleSkips // nil: every rule runs
 	memo   *ruleMemo  // nil: no rule outcome is remembered
+	prune  *rulePrune // nil: no rule is left out for the request's bytes
 	logger *slog.Logger
 	block  func(w http.ResponseWriter, r *http.Request, ruleID int, message string)
 	limit  int64
@@ -313,11 +317,31 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	uri = withoutTypedQuery(uri)
 	tx.ProcessURI(uri, r.Method, r.Proto)
 	pathArgs := addPathArguments(tx, r.URL.Path)
+	var present contentMask
 	if m.skips != nil && !wafSkipOff.Load() {
 		if remover, ok := tx.(rangeRemover); ok {
 			q := strings.IndexByte(uri, '?')
-			for _, rg := range m.skips.rangesFor(m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)) {
+			present = m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)
+			for _, rg := range m.skips.rangesFor(present) {
 				remover.RemoveRuleByIDRange(rg[0], rg[1])
+			}
+		}
+	} else {
+		present = ^contentMask(0) // nothing skipped
+	}
+	// The body is read before the rules run (a refusal waits until phase 1 passed, as it
+	// would have come after it): pruning needs its bytes.
+	body, bodyErr := m.readBody(r)
+	var bodyClean []bool
+	if m.prune != nil && !wafPruneOff.Load() {
+		if remover, ok := tx.(ruleRemover); ok {
+			in := requestBytesPool.Get().(*requestBytes)
+			m.prune.bytesOf(r, uri, body, in)
+			bodyClean = make([]bool, len(m.prune.rules))
+			ids := m.prune.prunable(in, present, make([]int, 0, 128), bodyClean)
+			requestBytesPool.Put(in)
+			for _, id := range ids {
+				remover.RemoveRuleByID(id)
 			}
 		}
 	}
@@ -325,7 +349,7 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	if m.memo != nil && !wafMemoOff.Load() {
 		if remover, ok := tx.(ruleRemover); ok {
 			var known []int
-			known, memoKeys = m.memo.known(m.memo.digest(r, uri))
+			known, memoKeys = m.memo.known(m.memo.digest(r, uri), bodyClean)
 			for _, id := range known {
 				remover.RemoveRuleByID(id)
 			}
@@ -356,32 +380,16 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	if it := tx.ProcessRequestHeaders(); it != nil {
 		return m.verdict(r, tx, it)
 	}
-	if r.Body != nil && r.Body != http.NoBody {
-		if r.ContentLength > m.limit {
-			return m.refuse(r, errBodyTooLarge)
-		}
-		buf := bodyPool.Get().(*bytes.Buffer)
-		buf.Reset()
-		_, err := buf.ReadFrom(io.LimitReader(r.Body, m.limit+1))
-		_ = r.Body.Close()
-		if err == nil && int64(buf.Len()) > m.limit {
-			err = errBodyTooLarge
-		}
+	if bodyErr != nil {
+		return m.refuse(r, bodyErr)
+	}
+	if len(body) > 0 {
+		it, _, err := tx.WriteRequestBody(body)
 		if err != nil {
-			bodyPool.Put(buf)
 			return m.refuse(r, err)
 		}
-		body := bytes.Clone(buf.Bytes())
-		bodyPool.Put(buf)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if len(body) > 0 {
-			it, _, err := tx.WriteRequestBody(body)
-			if err != nil {
-				return m.refuse(r, err)
-			}
-			if it != nil {
-				return m.verdict(r, tx, it)
-			}
+		if it != nil {
+			return m.verdict(r, tx, it)
 		}
 	}
 	it, err := tx.ProcessRequestBody()
@@ -399,6 +407,34 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 		m.memo.remember(memoKeys, matched)
 	}
 	return verdict{}
+}
+
+var requestBytesPool = sync.Pool{New: func() any { return new(requestBytes) }}
+
+// readBody reads the body (up to the inspection limit) and puts it back for the handler;
+// nil when the request has none.
+func (m *wafMiddleware) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	if r.ContentLength > m.limit {
+		return nil, errBodyTooLarge
+	}
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, m.limit+1))
+	_ = r.Body.Close()
+	if err == nil && int64(buf.Len()) > m.limit {
+		err = errBodyTooLarge
+	}
+	if err != nil {
+		bodyPool.Put(buf)
+		return nil, err
+	}
+	body := bytes.Clone(buf.Bytes())
+	bodyPool.Put(buf)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
 }
 
 // withoutTypedQuery drops from the request target the query pairs that are typed integers
@@ -692,6 +728,7 @@ type crsFS struct {
 	// waf_rulememo.go).
 	skips *ruleSkips
 	memo  *ruleMemo
+	prune *rulePrune
 }
 
 func (crsFS) Open(name string) (fs.File, error) { return coreruleset.FS.Open(name) }
@@ -713,6 +750,7 @@ func (c crsFS) ReadFile(name string) ([]byte, error) {
 		}
 		c.skips.collect(splitCRS(compiled))
 		c.memo.collect(splitCRS(compiled))
+		c.prune.collect(splitCRS(compiled))
 		return []byte(compiled), nil
 	}
 	stmts := splitCRS(text)
@@ -727,6 +765,7 @@ func (c crsFS) ReadFile(name string) ([]byte, error) {
 	}
 	c.skips.collect(stmts)
 	c.memo.collect(stmts)
+	c.prune.collect(stmts)
 	return []byte(joinCRS(stmts)), nil
 }
 

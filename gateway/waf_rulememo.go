@@ -51,8 +51,14 @@ type memoRule struct {
 	inputs inputGroup
 	// noBody: the rule reads body variables too (ARGS, ARGS_POST, XML, FILES, REQUEST_BODY,
 	// ...), which a request without a body leaves empty or fixed (ARGS are then the query's
-	// and the path's); the memo answers for it only on requests without a body.
+	// and the path's); the memo answers for it alone only on requests without a body.
 	noBody bool
+	// split: a single rule whose body variables are its own targets (no chain, and no skip
+	// or control decided by a body): "it did not match" then says that none of its values
+	// from the line and headers matched, whatever the body was, and with the body's values
+	// unable to match (rulePrune's bodyClean, index prune) it cannot match at all.
+	split bool
+	prune int
 }
 
 // control is a runtime control (ctl:ruleRemoveById / ruleRemoveTargetById) of the rules in
@@ -141,11 +147,13 @@ func (k *ruleMemo) memoizable() {
 		// Whether this rule runs depends on the skips over it: their rules' inputs join its
 		// key, and a skip decided by a rule the memo cannot read rules it out.
 		in, noBody, ok := k.unitInputs(u)
+		split := len(u.stmts) == 1
 		for i := range guards {
 			g := &guards[i]
 			ok = ok && g.ok
 			in |= g.in
 			noBody = noBody || g.noBody
+			split = split && !g.noBody
 			if g.marker == "" {
 				g.n--
 			}
@@ -162,7 +170,7 @@ func (k *ruleMemo) memoizable() {
 			guards = append(guards, g)
 		}
 		if ok {
-			k.rules = append(k.rules, memoRule{id: u.stmts[0].id, inputs: in, noBody: noBody})
+			k.rules = append(k.rules, memoRule{id: u.stmts[0].id, inputs: in, noBody: noBody, split: split, prune: -1})
 		}
 	}
 }
@@ -354,6 +362,7 @@ rules:
 				}
 				r.inputs |= in
 				r.noBody = r.noBody || noBody
+				r.split = r.split && !noBody
 			}
 		}
 		kept = append(kept, r)
@@ -467,12 +476,28 @@ func mix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
+// linkPrune gives each split rule its index among the prunable rules (-1: none).
+func (k *ruleMemo) linkPrune(p *rulePrune) {
+	for i := range k.rules {
+		k.rules[i].prune = -1
+		for j := range p.rules {
+			if p.rules[j].id == k.rules[i].id {
+				k.rules[i].prune = j
+			}
+		}
+	}
+}
+
 // known returns the rules already known not to match this request's inputs, and the keys
-// remember should store (zero for the rules known already or not the memo's).
-func (k *ruleMemo) known(in *requestInputs) (skip []int, keys [][2]uint64) {
+// remember should store (zero for the rules known already or not the memo's). bodyClean
+// (indexed like the prunable rules; nil: none) tells which rules no value of the body can
+// make match: a split rule known clean on the line and headers is then known clean.
+func (k *ruleMemo) known(in *requestInputs, bodyClean []bool) (skip []int, keys [][2]uint64) {
 	keys = make([][2]uint64, len(k.rules))
 	for i, r := range k.rules { // the rules, headers and seeds are fixed after finish
-		if !(r.noBody && in.body) { // with a body, its body variables have values: not the memo's
+		// With a body, its body variables have values: the memo answers only for the rest
+		// of a split rule's values.
+		if !(r.noBody && in.body) || r.split && r.prune >= 0 && bodyClean != nil {
 			keys[i] = k.key(r, in)
 		}
 	}
@@ -489,7 +514,9 @@ func (k *ruleMemo) known(in *requestInputs) (skip []int, keys [][2]uint64) {
 			}
 		}
 		if hit {
-			skip = append(skip, r.id)
+			if !r.noBody || !in.body || bodyClean[r.prune] {
+				skip = append(skip, r.id)
+			}
 			keys[i] = [2]uint64{} // already remembered
 		}
 	}

@@ -166,7 +166,7 @@ func TestRuleMemoSeesEveryChange(t *testing.T) {
 			t.Fatalf("legitimate request: %d", c)
 		}
 	}
-	if known, _ := m.memo.known(m.memo.digest(base(), base().RequestURI)); len(known) < 10 {
+	if known, _ := m.memo.known(m.memo.digest(base(), base().RequestURI), nil); len(known) < 10 {
 		t.Fatalf("after three identical requests only %d rules are known clean", len(known))
 	}
 	attacks := map[string]func(r *http.Request){

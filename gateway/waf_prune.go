@@ -1,0 +1,819 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"io/fs"
+	"math/bits"
+	"net/http"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
+	"github.com/tidwall/gjson"
+)
+
+// Rules that no byte of the request could make match are not evaluated.
+//
+// A rule matches when its operator matches one of its targets' values after its
+// transformations. Most of the CRS operators need particular characters: an XSS pattern
+// needs "<" or a quote, a SQL injection pattern needs a quote, a comment or a keyword's
+// letters, a path traversal needs "." and "/". When the bytes of a request's values cannot
+// spell any match, the rule is removed from the transaction before it runs (RemoveRuleByID,
+// the mechanism of ctl:ruleRemoveById), which saves Coraza's fixed cost of evaluating it,
+// about 3 us per argument rule on a request with a body. A login's JSON ("admin",
+// "admin123", a captcha id and code) cannot spell most of the ~100 argument rules' matches.
+//
+// The analysis, per rule, from its compiled text (waf_alphabet.go):
+//
+//   - what its targets can hold: the bytes of the request's values per source (request line,
+//     query names and values as Coraza decodes them, path arguments, JSON keys and string
+//     values as the typed JSON processor reads them, raw body, cookies, header names and
+//     values, single headers), sealed so that a byte from 0x80 stands for all of them;
+//   - what its transformations can make of those bytes (transformAlphabet): a decoder turns
+//     a value holding its escape character into anything, the others add a space or nothing;
+//   - what its operator needs (a condition): for @rx every literal rune and class of a
+//     match, alternatives one of theirs, from the parsed pattern; for @pm and @pmFromFile one
+//     phrase's letters; for @validateByteRange a byte outside the ranges; for @contains,
+//     @streq, @beginsWith, @endsWith the argument's bytes.
+//
+// A rule is pruned only when the condition cannot hold on the transformed alphabet; every
+// step over-approximates, so a pruned rule could not have matched. Rules this cannot read
+// (negated operators, libinjection, macros, numeric comparisons, counts, TX and other
+// variables, bodies of another processor than the typed JSON one, a target added at load)
+// always run. TestRulePruneKeepsMatches runs the CRS regression corpus with and without
+// pruning and gets the same matched rules for every request.
+
+// Sources of a rule's values: bit i of a rule's source mask is source i.
+const (
+	srcLine         = iota // REQUEST_LINE, METHOD, PROTOCOL, URI, URI_RAW, FILENAME, BASENAME, QUERY_STRING
+	srcQueryNames          // ARGS_GET_NAMES
+	srcQueryValues         // ARGS_GET
+	srcPathNames           // ARGS_PATH names (path.N)
+	srcPathValues          // ARGS_PATH
+	srcBodyNames           // ARGS_POST_NAMES
+	srcBodyValues          // ARGS_POST
+	srcBodyRaw             // REQUEST_BODY, XML, FILES, FILES_NAMES
+	srcCookies             // REQUEST_COOKIES, REQUEST_COOKIES_NAMES
+	srcHeaderNames         // REQUEST_HEADERS_NAMES
+	srcHeaderValues        // REQUEST_HEADERS
+	srcNamedHeader         // first REQUEST_HEADERS:<name>
+	maxSources      = 64
+)
+
+const bodySources = 1<<srcBodyNames | 1<<srcBodyValues | 1<<srcBodyRaw
+
+// pruneRule is a rule that may be pruned. A match comes from one value, which comes from
+// one source, so the rule is checked against each source's alphabet on its own: parts are
+// the pairs (source, transformations) of its sources.
+type pruneRule struct {
+	id    int
+	parts []int
+	// symbols is cond assuming every letter and digit is present: small (the keyword
+	// alternatives of a pattern collapse) and decided by a request's other bytes, which is
+	// what tells most inputs apart from attacks. exact is cond itself, evaluated when
+	// symbols holds; when it is large (over maxExactCondition nodes: the keyword patterns,
+	// thousands of nodes), its outcomes are cached per alphabet (big).
+	symbols condition
+	exact   condition
+	big     bool
+	// needs is the content the rule's targets need (ruleSkips); a request without it has
+	// the rule skipped already.
+	needs contentMask
+}
+
+// maxExactCondition bounds the conditions evaluated in full on every request: larger ones
+// cost more to evaluate than they save, and their outcomes are cached.
+const maxExactCondition = 256
+
+// exactCache holds the outcomes of the large conditions per alphabet: the alphabets of a
+// rule's sources repeat (an endpoint's field names, a client's headers) even where the
+// values do not. Two generations of at most exactCacheMax entries.
+type exactCache struct {
+	mu       sync.RWMutex
+	cur, old map[exactKey]bool
+}
+
+type exactKey struct {
+	rule int
+	a    alphabet
+}
+
+const exactCacheMax = 1 << 15
+
+func (c *exactCache) holds(rule int, cond *condition, a *alphabet) bool {
+	k := exactKey{rule, *a}
+	c.mu.RLock()
+	v, ok := c.cur[k]
+	if !ok {
+		v, ok = c.old[k]
+	}
+	c.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = cond.holds(a)
+	c.mu.Lock()
+	if c.cur == nil || len(c.cur) >= exactCacheMax {
+		c.old, c.cur = c.cur, make(map[exactKey]bool, 1024)
+	}
+	c.cur[k] = v
+	c.mu.Unlock()
+	return v
+}
+
+var alphanumeric = alphabetOf("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+// prunePair is a distinct combination of a source and transformations.
+type prunePair struct {
+	source int
+	chain  []string
+}
+
+// rulePrune holds the prunable rules, collected while the rule files load.
+type rulePrune struct {
+	mu      sync.Mutex
+	rules   []pruneRule
+	pairs   []prunePair
+	headers map[string]int // named header (lower case) → source
+	cache   exactCache
+	// bodyUnknown: a loaded rule chooses a body processor, so the body's values are not known
+	// in advance and rules reading them are never pruned.
+	bodyUnknown bool
+}
+
+// actionTransform is a t: action; all of a rule's stages are kept (transformChain), so
+// multiMatch needs no reading.
+var actionTransform = regexp.MustCompile(`(?:^|[",\s\\])t:([A-Za-z0-9]+)`)
+
+// wafPruneOff makes every rule run, whatever the request's bytes (tests compare both ways).
+var wafPruneOff atomic.Bool
+
+// collect records the prunable rules of one compiled file.
+func (p *rulePrune) collect(stmts []crsStatement) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.headers == nil {
+		p.headers = map[string]int{}
+	}
+	chained := false
+	for _, s := range stmts {
+		if strings.Contains(s.text, "ctl:requestBodyProcessor") && s.id != 901340 {
+			// 901340 forces URL-encoded parsing only when tx.enforce_bodyproc_urlencoded is
+			// set, which compileInit refuses.
+			p.bodyUnknown = true
+		}
+		if !s.rule {
+			continue
+		}
+		child := chained
+		chained = s.chain
+		if child || s.id == 0 || s.vars == "" {
+			continue // a chained rule runs only after its parent matched: the parent decides
+		}
+		phase := 2
+		if m := stmtPhase.FindStringSubmatch(s.text); m != nil {
+			switch m[1] {
+			case "1":
+				phase = 1
+			case "2", "request":
+			default:
+				continue
+			}
+		}
+		sources, ok := p.sourcesOf(s.vars, phase)
+		if !ok {
+			continue
+		}
+		op, actions, ok := operatorAndActions(s.text, s.vars)
+		if !ok {
+			continue
+		}
+		cond := operatorCondition(op)
+		if cond.kind == condTrue {
+			continue
+		}
+		var chain []string
+		for _, m := range actionTransform.FindAllStringSubmatch(actions, -1) {
+			name := strings.ToLower(m[1])
+			if name == "none" {
+				chain = chain[:0]
+				continue
+			}
+			chain = append(chain, name)
+		}
+		rule := pruneRule{id: s.id, symbols: cond.assuming(alphanumeric), exact: cond, big: cond.size() > maxExactCondition}
+		for src := sources; src != 0; src &= src - 1 {
+			rule.parts = append(rule.parts, p.pairOf(bits.TrailingZeros64(src), chain))
+		}
+		p.rules = append(p.rules, rule)
+	}
+}
+
+func (p *rulePrune) pairOf(source int, chain []string) int {
+	for i, pr := range p.pairs {
+		if pr.source == source && slices.Equal(pr.chain, chain) {
+			return i
+		}
+	}
+	p.pairs = append(p.pairs, prunePair{source: source, chain: slices.Clone(chain)})
+	return len(p.pairs) - 1
+}
+
+// sourcesOf maps a rule's targets to sources; false when one is not a source.
+func (p *rulePrune) sourcesOf(vars string, phase int) (uint64, bool) {
+	targets, ok := ruleTargets(vars)
+	if !ok {
+		return 0, false
+	}
+	var m uint64
+	body := func(bits uint64) {
+		if phase >= 2 { // the body is processed after phase 1
+			m |= bits
+		}
+	}
+	for _, t := range targets {
+		if t.count {
+			return 0, false
+		}
+		switch t.name {
+		case "REQUEST_LINE", "REQUEST_METHOD", "REQUEST_PROTOCOL", "REQUEST_URI", "REQUEST_URI_RAW",
+			"REQUEST_FILENAME", "REQUEST_BASENAME", "QUERY_STRING":
+			m |= 1 << srcLine
+		case "ARGS":
+			m |= 1<<srcQueryValues | 1<<srcPathValues
+			body(1 << srcBodyValues)
+		case "ARGS_NAMES":
+			m |= 1<<srcQueryNames | 1<<srcPathNames
+			body(1 << srcBodyNames)
+		case "ARGS_GET":
+			m |= 1 << srcQueryValues
+		case "ARGS_GET_NAMES":
+			m |= 1 << srcQueryNames
+		case "ARGS_PATH":
+			m |= 1 << srcPathValues
+		case "ARGS_POST":
+			body(1 << srcBodyValues)
+		case "ARGS_POST_NAMES":
+			body(1 << srcBodyNames)
+		case "REQUEST_BODY", "XML", "FILES", "FILES_NAMES":
+			body(1 << srcBodyRaw)
+		case "REQUEST_COOKIES", "REQUEST_COOKIES_NAMES":
+			m |= 1 << srcCookies
+		case "REQUEST_HEADERS_NAMES":
+			m |= 1 << srcHeaderNames
+		case "REQUEST_HEADERS":
+			if t.key == "" || strings.HasPrefix(t.key, "/") {
+				m |= 1 << srcHeaderValues
+				continue
+			}
+			name := strings.ToLower(t.key)
+			i, known := p.headers[name]
+			if !known {
+				if srcNamedHeader+len(p.headers) >= maxSources {
+					m |= 1 << srcHeaderValues
+					continue
+				}
+				i = srcNamedHeader + len(p.headers)
+				p.headers[name] = i
+			}
+			m |= 1 << i
+		default:
+			return 0, false
+		}
+	}
+	return m, true
+}
+
+// operatorAndActions cuts a SecRule statement into its operator (as Coraza's parser reads
+// the quoted string) and its actions.
+func operatorAndActions(text, vars string) (op, actions string, ok bool) {
+	rest := strings.TrimSpace(text)
+	rest = strings.TrimPrefix(rest, "SecRule")
+	rest = strings.TrimLeft(rest, " \t")
+	rest, found := strings.CutPrefix(rest, vars)
+	if !found {
+		return "", "", false
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	if !strings.HasPrefix(rest, `"`) {
+		return "", "", false
+	}
+	backslashes := 0
+	for i := 1; i < len(rest); i++ {
+		switch {
+		case rest[i] == '\\':
+			backslashes++
+			continue
+		case rest[i] == '"' && backslashes%2 == 0:
+			op = strings.ReplaceAll(rest[1:i], `\"`, `"`)
+			if strings.ContainsAny(op, "\r\n") {
+				return "", "", false // continued over lines: not read here
+			}
+			return op, rest[i+1:], true
+		}
+		backslashes = 0
+	}
+	return "", "", false
+}
+
+// operatorCondition is what an operator ("@name argument", as in a rule) needs of its input;
+// always for an operator this does not read.
+func operatorCondition(op string) condition {
+	if op == "" || op[0] == '!' || strings.Contains(op, "%{") {
+		return always
+	}
+	name, arg := "rx", op
+	if op[0] == '@' {
+		n, a, _ := strings.Cut(op[1:], " ")
+		name, arg = n, strings.TrimSpace(a)
+	}
+	switch strings.ToLower(name) {
+	case "rx", strings.ToLower(opRx):
+		expr := "(?sm)" + arg
+		if matchesArbitraryBytes(expr) {
+			return always // matched as bytes (binaryregexp), not read here
+		}
+		re, err := syntax.Parse(expr, syntax.Perl)
+		if err != nil {
+			return always
+		}
+		return rxCondition(re)
+	case "pm":
+		return phraseCondition(strings.Split(strings.ToLower(arg), " "))
+	case "pmfromfile", "pmf":
+		phrases, ok := crsPhrases(arg)
+		if !ok {
+			return always
+		}
+		return phraseCondition(phrases)
+	case "validatebyterange":
+		valid, ok := byteRanges(arg)
+		if !ok {
+			return always
+		}
+		return anyOf(fullAlphabet.minus(valid))
+	case "contains", "streq", "beginswith", "endswith":
+		if arg == "" {
+			return always
+		}
+		var need []condition
+		for i := 0; i < len(arg); i++ {
+			need = append(need, anyOf(alphabetOf(arg[i:i+1])))
+		}
+		return allOf(need...)
+	}
+	return always
+}
+
+// crsPhrases reads a CRS data file as @pmFromFile does: trimmed lines, comments and blank
+// lines left out, lower case.
+func crsPhrases(name string) ([]string, bool) {
+	if strings.ContainsAny(name, " \t") {
+		return nil, false
+	}
+	data, err := fs.ReadFile(coreruleset.FS, "@owasp_crs/"+name)
+	if err != nil {
+		return nil, false
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || l[0] == '#' {
+			continue
+		}
+		out = append(out, strings.ToLower(l))
+	}
+	return out, sc.Err() == nil
+}
+
+// byteRanges parses @validateByteRange's argument ("1-255", "9,10,13,32-126"); the valid
+// bytes (sealed: the analysis cannot tell bytes from 0x80 apart, so a range covering only
+// some of them counts as covering none).
+func byteRanges(arg string) (alphabet, bool) {
+	var valid alphabet
+	for part := range strings.SplitSeq(arg, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		l, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil || l < 0 || l > 255 {
+			return valid, false
+		}
+		h := l
+		if isRange {
+			if h, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil || h < l || h > 255 {
+				return valid, false
+			}
+		}
+		for c := l; c <= h; c++ {
+			valid.add(byte(c))
+		}
+	}
+	if valid[2] != ^uint64(0) || valid[3] != ^uint64(0) {
+		valid[2], valid[3] = 0, 0
+	}
+	return valid, true
+}
+
+// finish drops the rules a load-time target update extends (their targets are not only the
+// ones their text names).
+func (p *rulePrune) finish(skips *ruleSkips) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if skips.addedAll {
+		p.rules = nil
+		return
+	}
+	p.rules = slices.DeleteFunc(p.rules, func(r pruneRule) bool { return skips.added[r.id] })
+	for i := range p.rules {
+		for _, s := range skips.skippable {
+			if s.id == p.rules[i].id {
+				p.rules[i].needs = s.needs
+			}
+		}
+	}
+}
+
+// requestBytes are the alphabets of a request's sources, and which sources have values.
+// For the sources of arguments, each holds the distinct alphabets of their values one by
+// one too (a match comes from one value, so a rule holding on the union may still hold on
+// none of them): the names of an endpoint's fields, each on its own, spell far less than
+// all of them together.
+type requestBytes struct {
+	src     [maxSources]alphabet
+	present uint64
+	each    [srcBodyValues + 1][]alphabet
+}
+
+// addValue adds the alphabet of one value of an argument source.
+func (in *requestBytes) addValue(source int, a alphabet) {
+	a = a.sealed()
+	in.src[source] = in.src[source].or(a)
+	if !slices.Contains(in.each[source], a) {
+		in.each[source] = append(in.each[source], a)
+	}
+}
+
+// jsonContentType and xmlContentType pick the body processor (the directives' rules 200001
+// and 200000, which wafDirectives writes from the same patterns).
+const (
+	jsonContentType = `^application/(?:[a-z0-9.-]+[+])?json`
+	xmlContentType  = `^(?:application(?:/soap\+|/)|text/)xml`
+)
+
+var (
+	jsonContentTypeRx = regexp.MustCompile("(?sm)" + jsonContentType)
+	xmlContentTypeRx  = regexp.MustCompile("(?sm)" + xmlContentType)
+)
+
+// bytesOf fills the alphabets of a request as inspect hands it to Coraza: uri is the request
+// target inspected, body the body read (nil: none).
+func (p *rulePrune) bytesOf(r *http.Request, uri string, body []byte, into *requestBytes) {
+	each := into.each
+	*into = requestBytes{}
+	for i := range each {
+		into.each[i] = each[i][:0] // the pooled value keeps its slices
+	}
+	into.src[srcLine] = lineBytes(r.Method, uri, r.Proto)
+	if _, query, ok := strings.Cut(uri, "?"); ok {
+		query, _, _ = strings.Cut(query, "#")
+		into.present |= 1<<srcQueryNames | 1<<srcQueryValues
+		for pair := range strings.SplitSeq(query, "&") {
+			name, value, _ := strings.Cut(pair, "=")
+			into.addValue(srcQueryNames, queryUnescapedBytes(name))
+			into.addValue(srcQueryValues, queryUnescapedBytes(value))
+		}
+	}
+	for seg := range strings.SplitSeq(r.URL.Path, "/") {
+		if seg != "" && !plainSegment(seg) {
+			into.addValue(srcPathValues, alphabetOf(seg))
+			into.src[srcPathNames] = alphabetOf("path.0123456789")
+			into.present |= 1<<srcPathNames | 1<<srcPathValues
+		}
+	}
+	for name, vs := range r.Header {
+		lower := wafHeaderName(name)
+		into.src[srcHeaderNames].addString(lower)
+		into.present |= 1<<srcHeaderNames | 1<<srcHeaderValues
+		named, isNamed := p.headers[lower]
+		if isNamed {
+			into.present |= 1 << named
+		}
+		for _, v := range vs {
+			into.src[srcHeaderValues].addString(v)
+			if isNamed {
+				into.src[named].addString(v)
+			}
+			if lower == "cookie" {
+				into.src[srcCookies].addString(v)
+				into.present |= 1 << srcCookies
+			}
+		}
+	}
+	synthetic := func(name, value string) {
+		into.src[srcHeaderNames].addString(name)
+		into.src[srcHeaderValues].addString(value)
+		into.present |= 1<<srcHeaderNames | 1<<srcHeaderValues
+		if i, ok := p.headers[name]; ok {
+			into.src[i].addString(value)
+			into.present |= 1 << i
+		}
+	}
+	if r.Host != "" {
+		synthetic("host", r.Host)
+	}
+	if r.ContentLength >= 0 && r.Body != nil && r.Body != http.NoBody && r.Header.Get("Content-Length") == "" {
+		synthetic("content-length", strconv.FormatInt(r.ContentLength, 10))
+	}
+	for _, te := range r.TransferEncoding {
+		synthetic("transfer-encoding", te)
+	}
+	switch {
+	case len(body) == 0:
+	case p.bodyUnknown || !jsonBody(r.Header.Values("Content-Type")):
+		into.src[srcBodyNames], into.src[srcBodyValues], into.src[srcBodyRaw] = fullAlphabet, fullAlphabet, fullAlphabet
+		into.present |= bodySources
+	default:
+		// The typed JSON processor fills ARGS_POST only: REQUEST_BODY is set by the raw
+		// and URL-encoded processors, XML by the XML one, FILES by multipart.
+		jsonBytes(body, into)
+		into.present |= 1<<srcBodyNames | 1<<srcBodyValues
+	}
+	for i := range into.src {
+		into.src[i] = into.src[i].sealed()
+	}
+	into.present |= 1 << srcLine // the line always has values
+}
+
+// jsonBody reports whether the typed JSON processor reads the body: a Content-Type is JSON
+// and none is XML (200000 runs after 200001 and wins).
+func jsonBody(types []string) bool {
+	json := false
+	for _, t := range types {
+		lt := strings.ToLower(t)
+		if xmlContentTypeRx.MatchString(lt) {
+			return false
+		}
+		json = json || jsonContentTypeRx.MatchString(lt)
+	}
+	return json
+}
+
+// lineBytes covers what Coraza derives from the request line: the line itself, the URI
+// raw and as url.URL re-encodes it (percent escapes), the path decoded (REQUEST_FILENAME).
+func lineBytes(method, uri, proto string) alphabet {
+	var a alphabet
+	a.addString(method)
+	a.addString(uri)
+	a.addString(proto)
+	a.add(' ')
+	reencoded := false
+	for i := 0; i < len(uri); i++ {
+		c := uri[i]
+		if c == '%' {
+			reencoded = true
+			if i+2 < len(uri) {
+				if h, l := hexNibble(uri[i+1]), hexNibble(uri[i+2]); h >= 0 && l >= 0 {
+					a.add(byte(h<<4 | l))
+				}
+			}
+			continue
+		}
+		if !urlSafe(c) {
+			reencoded = true
+		}
+	}
+	if reencoded {
+		a.addString("%0123456789ABCDEFabcdef")
+	}
+	return a
+}
+
+// urlSafe: bytes url.URL.String leaves as they are in a request target.
+func urlSafe(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
+}
+
+func hexNibble(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// queryUnescapedBytes are the bytes of s as Coraza's query parser decodes it ('+' is a
+// space, valid %XX escapes their byte, anything else itself).
+func queryUnescapedBytes(s string) alphabet {
+	var a alphabet
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '+':
+			a.add(' ')
+		case c == '%' && i+2 < len(s) && hexNibble(s[i+1]) >= 0 && hexNibble(s[i+2]) >= 0:
+			a.add(byte(hexNibble(s[i+1])<<4 | hexNibble(s[i+2])))
+			i += 2
+		default:
+			a.add(c)
+		}
+	}
+	return a
+}
+
+// jsonBytes adds the alphabets of the names and values the typed JSON processor makes of a
+// body: a name is "json" and the keys (or array indexes) down to a leaf, joined by dots; a
+// value is a string (decoded). A body that is not JSON is one argument named "json" holding
+// the whole text.
+func jsonBytes(body []byte, into *requestBytes) {
+	if !gjson.ValidBytes(body) {
+		into.addValue(srcBodyNames, alphabetOf("json"))
+		into.addValue(srcBodyValues, alphabetOf(string(body)))
+		return
+	}
+	const maxDepth = 256
+	// paths[d] covers the names of the containers open at depth d: "json", then each
+	// enclosing key or index and a dot.
+	paths := make([]alphabet, 1, 16)
+	paths[0] = alphabetOf("json")
+	var pending alphabet // the key whose value comes next
+	hasPending := false
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
+		case '{', '[':
+			if len(paths) > maxDepth {
+				into.addValue(srcBodyNames, fullAlphabet)
+				into.addValue(srcBodyValues, fullAlphabet)
+				return
+			}
+			path := paths[len(paths)-1].or(alphabetOf("."))
+			if hasPending {
+				path = path.or(pending)
+			}
+			if c == '[' {
+				path = path.or(digitsAlpha)
+			}
+			paths = append(paths, path)
+			hasPending = false
+		case '}', ']':
+			paths = paths[:len(paths)-1]
+		case '"':
+			var str alphabet
+			i = jsonString(body, i, &str)
+			j := i + 1
+			for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\n' || body[j] == '\r') {
+				j++
+			}
+			top := paths[len(paths)-1]
+			switch {
+			case j < len(body) && body[j] == ':':
+				// A key: its name is added whatever its value (a typed leaf is inspected
+				// by name; for a container the name only over-approximates its children's).
+				into.addValue(srcBodyNames, top.or(str))
+				pending, hasPending = str, true
+			case hasPending: // a string value of a key, named when the key was read
+				into.addValue(srcBodyValues, str)
+				hasPending = false
+			default: // an array element: named by the array's path with its index
+				into.addValue(srcBodyNames, top)
+				into.addValue(srcBodyValues, str)
+			}
+		case ',':
+			hasPending = false
+		}
+	}
+}
+
+// jsonString adds the decoded bytes of the JSON string starting at body[i] (a quote) and
+// returns the index of its closing quote.
+func jsonString(body []byte, i int, s *alphabet) int {
+	for i++; i < len(body) && body[i] != '"'; i++ {
+		c := body[i]
+		if c != '\\' || i+1 >= len(body) {
+			s.add(c)
+			continue
+		}
+		i++
+		switch e := body[i]; e {
+		case 'b':
+			s.add('\b')
+		case 'f':
+			s.add('\f')
+		case 'n':
+			s.add('\n')
+		case 'r':
+			s.add('\r')
+		case 't':
+			s.add('\t')
+		case 'u':
+			code := 0
+			for k := 1; k <= 4 && i+k < len(body); k++ {
+				code = code<<4 | max(hexNibble(body[i+k]), 0)
+			}
+			if code < 0x80 {
+				s.add(byte(code))
+			} else {
+				*s = s.or(highAlphabet)
+			}
+			i += 4
+		default:
+			s.add(e) // \" \\ \/
+		}
+	}
+	return i
+}
+
+// prunable appends to out the ids of the rules no value of the request can make match
+// (leaving out those skipped already: present is the content the request carries), and
+// sets bodyClean[i] when no value of the body can make rule i match (the rule memo vouches
+// for the rest of a rule's sources).
+func (p *rulePrune) prunable(in *requestBytes, present contentMask, out []int, bodyClean []bool) []int {
+	const stackPairs = 128
+	var buf [stackPairs]alphabet
+	var stateBuf [stackPairs]uint8
+	alpha, state := buf[:0], stateBuf[:0]
+	if len(p.pairs) > stackPairs {
+		alpha, state = make([]alphabet, 0, len(p.pairs)), make([]uint8, 0, len(p.pairs))
+	}
+	alpha, state = alpha[:len(p.pairs)], state[:len(p.pairs)]
+	const (
+		unknown = iota
+		absent  // the source has no value
+		ready
+	)
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.needs != 0 && r.needs&present == 0 {
+			continue
+		}
+		clean, bodyOnly := true, true
+		for _, pi := range r.parts {
+			if state[pi] == unknown {
+				pair := &p.pairs[pi]
+				if in.present&(1<<pair.source) == 0 {
+					state[pi] = absent
+				} else {
+					alpha[pi], state[pi] = transformChain(pair.chain, in.src[pair.source]), ready
+				}
+			}
+			if state[pi] == absent {
+				continue
+			}
+			if p.holds(i, &alpha[pi]) && p.holdsOnAValue(i, &p.pairs[pi], in) {
+				clean = false
+				if bodySources&(1<<p.pairs[pi].source) != 0 {
+					bodyOnly = false
+					break
+				}
+			}
+		}
+		if clean {
+			out = append(out, r.id)
+		}
+		if bodyClean != nil {
+			bodyClean[i] = bodyOnly
+		}
+	}
+	return out
+}
+
+// holdsOnAValue reports whether rule i's condition holds on one of the values of the pair's
+// source taken alone (true for the sources kept as a union only).
+func (p *rulePrune) holdsOnAValue(i int, pair *prunePair, in *requestBytes) bool {
+	if pair.source >= len(in.each) || len(in.each[pair.source]) < 2 {
+		return true // the union is that one value
+	}
+	for _, v := range in.each[pair.source] {
+		a := transformChain(pair.chain, v)
+		if p.holds(i, &a) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether rule i's condition holds on a.
+func (p *rulePrune) holds(i int, a *alphabet) bool {
+	r := &p.rules[i]
+	withAlnum := a.or(alphanumeric)
+	switch {
+	case !r.symbols.holds(&withAlnum):
+		return false
+	case r.big:
+		return p.cache.holds(i, &r.exact, a)
+	}
+	return r.exact.holds(a)
+}
