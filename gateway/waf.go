@@ -866,7 +866,13 @@ type memoRx struct {
 	bytes  *byteSet // one of these bytes is in every match; nil: no pre-filter
 }
 
+// rxArgsSeen, when set (tests), collects the patterns newMemoRx compiles.
+var rxArgsSeen atomic.Pointer[sync.Map]
+
 func newMemoRx(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+	if seen := rxArgsSeen.Load(); seen != nil {
+		seen.Store(o.Arguments, true)
+	}
 	op := &memoRx{id: memoOpID()}
 	data := "(?sm)" + o.Arguments
 	if matchesArbitraryBytes(data) {

@@ -688,6 +688,9 @@ func jsonBytes(body []byte, into *requestBytes) {
 				into.addValue(srcBodyValues, str)
 				hasPending = false
 			default: // an array element: named by the array's path with its index
+				if len(paths) == 1 {
+					top = alphabetOf("json.0") // a document that is one string
+				}
 				into.addValue(srcBodyNames, top)
 				into.addValue(srcBodyValues, str)
 			}
