@@ -204,7 +204,8 @@ func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSk
 		return nil, nil, nil, nil, err
 	}
 	if skips != nil {
-		skips.finish()
+		setup, _ := fs.ReadFile(coreruleset.FS, "@crs-setup.conf.example")
+		skips.finish(directives, string(setup))
 		memo.finish(directives)
 		prune.finish(skips)
 		memo.linkPrune(prune)
@@ -317,43 +318,39 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	uri = withoutTypedQuery(uri)
 	tx.ProcessURI(uri, r.Method, r.Proto)
 	pathArgs := addPathArguments(tx, r.URL.Path)
-	var present contentMask
-	if m.skips != nil && !wafSkipOff.Load() {
-		if remover, ok := tx.(rangeRemover); ok {
+	// The rules this request cannot need are left out before any runs: those whose targets
+	// are empty (waf_skip.go), those no byte of the request can make match (waf_prune.go) and
+	// those known not to match its inputs (waf_rulememo.go). The body is read first (a
+	// refusal waits until phase 1 passed, as it would have come after it): pruning needs
+	// its bytes.
+	body, bodyErr := m.readBody(r)
+	var memoKeys [][2]uint64
+	if m.skips != nil {
+		present := ^contentMask(0) // nothing skipped
+		skip := !wafSkipOff.Load()
+		if skip {
 			q := strings.IndexByte(uri, '?')
 			present = m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)
-			for _, rg := range m.skips.rangesFor(present) {
-				remover.RemoveRuleByIDRange(rg[0], rg[1])
-			}
 		}
-	} else {
-		present = ^contentMask(0) // nothing skipped
-	}
-	// The body is read before the rules run (a refusal waits until phase 1 passed, as it
-	// would have come after it): pruning needs its bytes.
-	body, bodyErr := m.readBody(r)
-	var bodyClean []bool
-	if m.prune != nil && !wafPruneOff.Load() {
-		if remover, ok := tx.(ruleRemover); ok {
+		rm := m.skips.removal(present, skip)
+		var bodyClean []bool
+		if !wafPruneOff.Load() {
 			in := requestBytesPool.Get().(*requestBytes)
 			m.prune.bytesOf(r, uri, body, in)
 			bodyClean = make([]bool, len(m.prune.rules))
-			ids := m.prune.prunable(in, present, make([]int, 0, 128), bodyClean)
-			requestBytesPool.Put(in)
-			for _, id := range ids {
-				remover.RemoveRuleByID(id)
+			for _, id := range m.prune.prunable(in, present, make([]int, 0, 128), bodyClean) {
+				rm.add(id)
 			}
+			requestBytesPool.Put(in)
 		}
-	}
-	var memoKeys [][2]uint64
-	if m.memo != nil && !wafMemoOff.Load() {
-		if remover, ok := tx.(ruleRemover); ok {
+		if !wafMemoOff.Load() {
 			var known []int
 			known, memoKeys = m.memo.known(m.memo.digest(r, uri), bodyClean)
 			for _, id := range known {
-				remover.RemoveRuleByID(id)
+				rm.add(id)
 			}
 		}
+		rm.apply(tx)
 	}
 	// Header names go in lowercase: Coraza lowercases every key it compares (in
 	// every rule evaluation, each time allocating for a canonical name such as
