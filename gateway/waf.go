@@ -168,11 +168,10 @@ SecRule REQUEST_HEADERS:Content-Type "%[5]s" "id:200001,phase:1,t:none,t:lowerca
 SecRule REQUEST_HEADERS:Content-Type "%[6]s" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"
 SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,msg:'Failed to parse request body.',severity:2"
 SecRule MULTIPART_STRICT_ERROR "!@eq 0" "id:200003,phase:2,t:none,log,deny,status:400,msg:'Multipart request body failed strict validation.'"
-Include @crs-setup.conf.example
-SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%[3]d"
-SecAction "id:900110,phase:1,pass,t:none,nolog,setvar:tx.inbound_anomaly_score_threshold=%[4]d,setvar:tx.outbound_anomaly_score_threshold=4"
-SecAction "id:900200,phase:1,pass,t:none,nolog,setvar:'tx.allowed_methods=GET HEAD POST OPTIONS PUT PATCH DELETE'"
-`, limit, typedJSONProcessor, pl, threshold, jsonContentType, xmlContentType)
+SecDefaultAction "phase:1,log,auditlog,pass"
+SecDefaultAction "phase:2,log,auditlog,pass"
+SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.crs_setup_version=%[7]s,setvar:tx.blocking_paranoia_level=%[3]d,setvar:tx.inbound_anomaly_score_threshold=%[4]d,setvar:tx.outbound_anomaly_score_threshold=4,setvar:'tx.allowed_methods=GET HEAD POST OPTIONS PUT PATCH DELETE'"
+`, limit, typedJSONProcessor, pl, threshold, jsonContentType, xmlContentType, crsSetupVersion())
 	for _, g := range wafGroups {
 		fmt.Fprintf(&b, "Include @owasp_crs/%s.conf\n", g)
 	}
@@ -195,7 +194,8 @@ func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSk
 	if profile == profileShopMind {
 		skips, memo, prune = &ruleSkips{}, &ruleMemo{}, &rulePrune{}
 	}
-	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators, skips: skips, memo: memo, prune: prune}
+	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators,
+		skips: skips, memo: memo, prune: prune, tx: crsTXUsage(directives)}
 	if profile == profileStock {
 		root = coreruleset.FS
 	}
@@ -204,8 +204,7 @@ func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSk
 		return nil, nil, nil, nil, err
 	}
 	if skips != nil {
-		setup, _ := fs.ReadFile(coreruleset.FS, "@crs-setup.conf.example")
-		skips.finish(directives, string(setup))
+		skips.finish(directives)
 		memo.finish(directives)
 		prune.finish(skips)
 		memo.linkPrune(prune)
@@ -726,6 +725,8 @@ type crsFS struct {
 	skips *ruleSkips
 	memo  *ruleMemo
 	prune *rulePrune
+	// tx is which TX variables the rules and directives set and read (dropDeadRules).
+	tx *txUsage
 }
 
 func (crsFS) Open(name string) (fs.File, error) { return coreruleset.FS.Open(name) }
@@ -755,6 +756,8 @@ func (c crsFS) ReadFile(name string) ([]byte, error) {
 		stmts, _ = dropAboveParanoia(stmts, c.pl)
 		stmts = dropUpdatesOf(stmts, crsAboveParanoia(c.pl))
 		stmts = foldParanoiaChecks(stmts, c.pl)
+		stmts = dropDeadRules(stmts, c.tx)
+		stmts = mergeActions(stmts)
 	}
 	stmts = compileRemoveByTag(stmts)
 	if !c.coraza {

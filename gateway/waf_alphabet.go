@@ -86,90 +86,121 @@ func (a alphabet) lowerASCII() alphabet {
 	return a
 }
 
-// transformAlphabet is the alphabet a Coraza transformation (lower-case name) can produce from
-// values over a: false for a transformation this model does not know.
-//
-// The model follows Coraza v3's implementations: a decoder only changes a value holding its
-// escape character (%, + for the URL decoders, & for HTML entities, \ for JS, CSS and escape
-// sequences), and may then produce any byte; the removing transformations produce a subset;
-// the whitespace and comment rewrites add a space; lowercase is strings.ToLower, whose
-// non-ASCII input can turn into ASCII letters (lowerFromHigh).
-func transformAlphabet(name string, a alphabet) (alphabet, bool) {
-	switch name {
-	case "none", "removenulls", "removewhitespace", "removecommentschar", "removecomments", "trim", "trimleft", "trimright":
-		return a, true
-	case "urldecodeuni", "urldecode":
-		if a.has('%') {
-			return fullAlphabet, true
+// alphabetMap is what a transformation can make of values over an alphabet.
+type alphabetMap func(alphabet) alphabet
+
+var (
+	cmdLineSpaces   = alphabetOf(" ,;\t\r\n")
+	asciiWhitespace = alphabetOf("\t\n\v\f\r ")
+	unicodeEscape   = alphabetOf("%u0123456789abcdef")
+	pathSeparators  = alphabetOf("/.")
+	winPathChars    = alphabetOf("\\/.")
+)
+
+func identity(a alphabet) alphabet { return a }
+
+func full(alphabet) alphabet { return fullAlphabet }
+
+// decodes is a decoder that only changes a value holding its escape character, and may then
+// produce any byte.
+func decodes(escape byte) alphabetMap {
+	return func(a alphabet) alphabet {
+		if a.has(escape) {
+			return fullAlphabet
 		}
-		if a.has('+') {
-			a.add(' ')
+		return a
+	}
+}
+
+// withWhen adds extra when a meets trigger.
+func withWhen(trigger, extra alphabet) alphabetMap {
+	return func(a alphabet) alphabet {
+		if a.meets(trigger) {
+			return a.or(extra)
 		}
-		return a, true
-	case "htmlentitydecode":
-		if a.has('&') {
-			return fullAlphabet, true
-		}
-		return a, true
-	case "jsdecode", "cssdecode", "escapeseqdecode":
-		if a.has('\\') {
-			return fullAlphabet, true
-		}
-		return a, true
-	case "lowercase":
+		return a
+	}
+}
+
+// transformMaps are the models of Coraza v3's transformations (lower-case names). A decoder
+// only changes a value holding its escape character (%, + for the URL decoders, & for HTML
+// entities, \ for JS, CSS and escape sequences), and may then produce any byte; the removing
+// transformations produce a subset; the whitespace and comment rewrites add a space;
+// lowercase is strings.ToLower, whose non-ASCII input can turn into ASCII letters
+// (lowerFromHigh). A transformation not here yields any byte.
+var transformMaps = map[string]alphabetMap{
+	"none": identity, "removenulls": identity, "removewhitespace": identity, "removecommentschar": identity,
+	"removecomments": identity, "trim": identity, "trimleft": identity, "trimright": identity,
+	"urldecodeuni": urlDecodes, "urldecode": urlDecodes,
+	"htmlentitydecode": decodes('&'),
+	"jsdecode":         decodes('\\'), "cssdecode": decodes('\\'), "escapeseqdecode": decodes('\\'),
+	"lowercase": func(a alphabet) alphabet {
 		out := a.lowerASCII()
 		if a.hasHigh() {
 			out = out.or(lowerFromHigh)
 		}
-		return out, true
-	case "cmdline":
-		// Deletes \ " ' ^, turns , ; and whitespace into one space, lowercases ASCII.
+		return out
+	},
+	// cmdLine deletes \ " ' ^, turns , ; and whitespace into one space, lowercases ASCII.
+	"cmdline": func(a alphabet) alphabet {
 		out := a.lowerASCII()
-		if a.meets(alphabetOf(" ,;\t\r\n")) {
+		if a.meets(cmdLineSpaces) {
 			out.add(' ')
 		}
-		return out, true
-	case "compresswhitespace":
-		if a.meets(alphabetOf("\t\n\v\f\r ")) || a.hasHigh() {
+		return out
+	},
+	"compresswhitespace": func(a alphabet) alphabet {
+		if a.meets(asciiWhitespace) || a.hasHigh() {
 			a.add(' ')
 		}
-		return a, true
-	case "replacecomments":
-		if a.has('/') {
-			a.add(' ')
-		}
-		return a, true
-	case "normalizepath", "normalisepath":
-		if a.has('/') || a.has('.') {
-			a.add('/')
-			a.add('.')
-		}
-		return a, true
-	case "normalizepathwin", "normalisepathwin":
-		if a.has('\\') || a.has('/') || a.has('.') {
-			a.add('/')
-			a.add('.')
-		}
-		return a, true
-	case "utf8tounicode":
+		return a
+	},
+	"replacecomments":  withWhen(alphabetOf("/"), alphabetOf(" ")),
+	"normalizepath":    withWhen(pathSeparators, pathSeparators),
+	"normalisepath":    withWhen(pathSeparators, pathSeparators),
+	"normalizepathwin": withWhen(winPathChars, pathSeparators),
+	"normalisepathwin": withWhen(winPathChars, pathSeparators),
+	"utf8tounicode": func(a alphabet) alphabet {
 		if a.hasHigh() {
-			return a.minus(highAlphabet).or(alphabetOf("%u0123456789abcdef")), true
+			return a.minus(highAlphabet).or(unicodeEscape)
 		}
-		return a, true
-	case "hexencode":
-		return hexLower, true
-	case "length":
-		return digitsAlpha, true
+		return a
+	},
+	"hexencode": func(alphabet) alphabet { return hexLower },
+	"length":    func(alphabet) alphabet { return digitsAlpha },
+}
+
+func urlDecodes(a alphabet) alphabet {
+	if a.has('%') {
+		return fullAlphabet
 	}
-	return fullAlphabet, false
+	if a.has('+') {
+		a.add(' ')
+	}
+	return a
+}
+
+// transformModel is the model of a transformation (lower-case name); false with the full
+// alphabet for one not modelled.
+func transformModel(name string) (alphabetMap, bool) {
+	if f, ok := transformMaps[name]; ok {
+		return f, true
+	}
+	return full, false
+}
+
+// transformAlphabet is the alphabet a transformation can produce from values over a.
+func transformAlphabet(name string, a alphabet) (alphabet, bool) {
+	f, ok := transformModel(name)
+	return f(a), ok
 }
 
 // transformChain applies a rule's transformations to a, keeping every stage (a rule with
 // multiMatch runs its operator on each).
-func transformChain(chain []string, a alphabet) alphabet {
+func transformChain(chain []alphabetMap, a alphabet) alphabet {
 	out := a
 	for _, t := range chain {
-		a, _ = transformAlphabet(t, a)
+		a = t(a)
 		out = out.or(a)
 	}
 	return out

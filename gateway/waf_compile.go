@@ -170,6 +170,11 @@ func foldParanoiaChecks(stmts []crsStatement, pl int) []crsStatement {
 		case !ok:
 		case op == "lt" && n <= pl, op == "ge" && n > pl:
 			continue
+		case op == "ge":
+			// Always matches: its actions (949's score sums) run unconditionally, as a
+			// SecAction's do, without fetching the variable.
+			s.text = "SecAction" + strings.TrimPrefix(strings.TrimSpace(s.text), plCheck.FindString(strings.TrimSpace(s.text))) + "\n"
+			s.vars = ""
 		case op == "lt":
 			marker := s.text[strings.Index(s.text, "skipAfter:")+len("skipAfter:"):]
 			deadUntil[phaseOf(s)] = strings.Trim(strings.TrimRight(strings.TrimSpace(marker), `"`), `"'`)
@@ -270,7 +275,6 @@ func compileInit(file string, preset map[string]bool) (string, error) {
 		}
 	}
 	var setvars []string
-	var keep []string
 	for _, s := range splitCRS(file) {
 		if !s.rule {
 			continue
@@ -294,7 +298,8 @@ func compileInit(file string, preset map[string]bool) (string, error) {
 				setvars = append(setvars, fmt.Sprintf("setvar:'tx.%s=%s'", m[1], m[2]))
 			}
 		case s.id == 901340:
-			keep = append(keep, s.text)
+			// Forced URL-encoded parsing: its parent tests tx.enforce_bodyproc_urlencoded,
+			// an optional feature never preset, so it never matches.
 		case s.id == 901320, s.id == 901350, s.id >= 901400 && s.id <= 901500, s.id == 0:
 			// The optional features (initOptional).
 		default:
@@ -312,9 +317,6 @@ func compileInit(file string, preset map[string]bool) (string, error) {
 	var b strings.Builder
 	b.WriteString("SecComponentSignature \"OWASP_CRS/compiled\"\n")
 	fmt.Fprintf(&b, "SecAction \"id:901200,phase:1,pass,t:none,nolog,tag:'OWASP_CRS',%s\"\n", strings.Join(setvars, ","))
-	for _, k := range keep {
-		b.WriteString(k)
-	}
 	return b.String(), nil
 }
 
@@ -497,4 +499,276 @@ func crsRequestRulesText() string {
 		b.WriteString(strings.ToLower(string(data)))
 	}
 	return b.String()
+}
+
+// crsSetupVersion is the version crs-setup.conf.example sets (its only rule, 900990, which
+// the directives fold into their SecAction).
+func crsSetupVersion() string {
+	data, _ := fs.ReadFile(coreruleset.FS, "@crs-setup.conf.example")
+	if m := regexp.MustCompile(`setvar:tx\.crs_setup_version=(\d+)`).FindSubmatch(data); m != nil {
+		return string(m[1])
+	}
+	return "0"
+}
+
+// txUsage is which TX variables the request rules of the CRS and the directives can set and
+// read (lower-case names), over every request rule file: a superset of the loaded rules.
+type txUsage struct {
+	set, read map[string]bool
+	// constant are the variables set only by SecActions, to these literal values.
+	constant    map[string][]string
+	varying     map[string]bool
+	setPrefixes []string         // names set through a macro (tx.%{...}) start with one of these
+	readRx      []*regexp.Regexp // rules read TX by regular expression (TX:/^header_name_/)
+}
+
+var (
+	txSetvar   = regexp.MustCompile(`(?i)setvar:'?!?tx\.([^=,'"\s]+)`)
+	txTarget   = regexp.MustCompile(`(?i)(?:^|[|\s])&?TX:([^|\s"]+)`)
+	txMacro    = regexp.MustCompile(`(?i)%\{tx\.([^}]+)\}`)
+	txDeadHead = regexp.MustCompile(`^SecRule (&?)TX:(\w+) "@(eq|ge|gt) (\d+)"`)
+	txSetvalue = regexp.MustCompile(`(?i)setvar:'?(!)?tx\.([^=,'"\s]+)(?:=([^,'"]*))?`)
+)
+
+func crsTXUsage(directives string) *txUsage {
+	u := &txUsage{set: map[string]bool{}, read: map[string]bool{}, constant: map[string][]string{}, varying: map[string]bool{}}
+	texts := []string{directives}
+	files, _ := fs.Glob(coreruleset.FS, "@owasp_crs/REQUEST-*.conf")
+	for _, f := range files {
+		data, _ := fs.ReadFile(coreruleset.FS, f)
+		text := string(data)
+		if strings.Contains(f, "REQUEST-901-") { // as loaded: its defaults in one SecAction
+			if compiled, err := compileInit(text, presetTX(directives)); err == nil {
+				text = compiled
+			}
+		}
+		for _, s := range splitCRS(text) {
+			if s.rule || strings.HasPrefix(strings.TrimSpace(s.text), "SecRuleUpdate") {
+				texts = append(texts, s.text)
+			}
+		}
+	}
+	for _, t := range texts {
+		for _, m := range txSetvar.FindAllStringSubmatch(t, -1) {
+			name := strings.ToLower(m[1])
+			if i := strings.Index(name, "%{"); i >= 0 {
+				u.setPrefixes = append(u.setPrefixes, name[:i])
+				continue
+			}
+			u.set[name] = true
+		}
+		action := strings.HasPrefix(strings.TrimSpace(t), "SecAction")
+		for _, m := range txSetvalue.FindAllStringSubmatch(t, -1) {
+			name := strings.ToLower(m[2])
+			if !action || m[1] == "!" || strings.Contains(m[3], "%{") || strings.Contains(name, "%{") {
+				u.varying[name] = true
+				continue
+			}
+			u.constant[name] = append(u.constant[name], m[3])
+		}
+		for _, m := range txMacro.FindAllStringSubmatch(t, -1) {
+			u.read[strings.ToLower(m[1])] = true
+		}
+		for _, line := range strings.Split(t, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "SecRule ") {
+				continue
+			}
+			vars := strings.Fields(line)[1]
+			for _, m := range txTarget.FindAllStringSubmatch(vars, -1) {
+				name := strings.ToLower(m[1])
+				if expr, ok := strings.CutPrefix(name, "/"); ok {
+					re, err := regexp.Compile("(?i)" + strings.TrimSuffix(expr, "/"))
+					if err != nil {
+						re = regexp.MustCompile("") // unreadable: reads everything
+					}
+					u.readRx = append(u.readRx, re)
+				}
+				u.read[name] = true
+			}
+		}
+	}
+	return u
+}
+
+// reads reports whether a rule can read a TX variable.
+func (u *txUsage) reads(name string) bool {
+	return u.read[name] || slices.ContainsFunc(u.readRx, func(re *regexp.Regexp) bool { return re.MatchString(name) })
+}
+
+// maybeSet reports whether a TX variable can have a value.
+func (u *txUsage) maybeSet(name string) bool {
+	if u.set[name] {
+		return true
+	}
+	for _, p := range u.setPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeOnlyAction matches a rule whose only effects are setvars: pass, nolog, t:none and
+// the metadata actions, nothing that logs, blocks, controls or skips.
+var (
+	actionList   = regexp.MustCompile(`"([^"]*)"\s*$`)
+	quietActions = regexp.MustCompile(`^(?:id:\d+|phase:\d|pass|nolog|t:none|tag:'[^']*'|ver:'[^']*'|setvar:'?tx\.[^,]*)$`)
+)
+
+// dropDeadRules removes rules that can never match, or whose effects nothing reads, under
+// this rule set and these directives (txUsage): no behaviour changes.
+//
+//   - A rule whose parent tests TX variables no rule or directive ever sets: with no value
+//     the operator never runs, and a count of an unset variable is 0, which "@eq N",
+//     "@ge N" (N > 0) and "@gt N" never accept (920360-920410's optional length limits).
+//   - A rule whose parent tests "TX:x @eq N" where x is only ever set, by SecActions, to
+//     other literals (920250: tx.crs_validate_utf8_encoding is 901's 0).
+//   - 920539's "REQBODY_PROCESSOR @streq JSON": ShopMind's JSON processor is TYPEDJSON and
+//     nothing selects one named JSON; its skip of 920540 is done for JSON bodies by the
+//     directives' 200001 (ctl:ruleRemoveById=920540).
+//   - A rule or action whose only effect is setting TX variables no rule reads (949's
+//     detection-level score, which only reporting rules read, and ShopMind loads none).
+func dropDeadRules(stmts []crsStatement, u *txUsage) []crsStatement {
+	if u == nil {
+		return stmts
+	}
+	out := stmts[:0:0]
+	chainDead := false
+	for i, s := range stmts {
+		if !s.rule {
+			out = append(out, s)
+			continue
+		}
+		if chainDead {
+			chainDead = s.chain
+			continue
+		}
+		if i > 0 && stmts[i-1].rule && stmts[i-1].chain {
+			out = append(out, s) // a chained rule of a rule kept
+			continue
+		}
+		if deadRule(s, u) {
+			chainDead = s.chain
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func deadRule(s crsStatement, u *txUsage) bool {
+	text := strings.TrimSpace(s.text)
+	flat := strings.ReplaceAll(text, "\\\n", "")
+	if m := txDeadHead.FindStringSubmatch(flat); m != nil && !u.maybeSet(strings.ToLower(m[2])) {
+		n, _ := strconv.Atoi(m[4])
+		if m[1] == "" || m[3] == "eq" && n != 0 || m[3] == "ge" && n > 0 || m[3] == "gt" {
+			return true
+		}
+	}
+	// A variable only ever set to literals the test rejects ("TX:x @eq 1" with x always 0).
+	if m := txDeadHead.FindStringSubmatch(flat); m != nil && m[1] == "" && m[3] == "eq" && !u.varying[strings.ToLower(m[2])] {
+		name := strings.ToLower(m[2])
+		n, _ := strconv.Atoi(m[4])
+		matches := false
+		for _, v := range u.constant[name] {
+			if x, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || x == n {
+				matches = true
+			}
+		}
+		if !matches && !slices.ContainsFunc(u.setPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			return true
+		}
+	}
+	if strings.HasPrefix(flat, `SecRule REQBODY_PROCESSOR "@streq JSON"`) && !s.chain && !u.set["json"] {
+		return true
+	}
+	// A parent reading only TX variables that are never set has no value to test.
+	if targets, ok := ruleTargets(s.vars); ok && len(targets) > 0 && s.vars != "" {
+		unset := true
+		for _, t := range targets {
+			if t.name != "TX" || t.count || t.key == "" || strings.HasPrefix(t.key, "/") || u.maybeSet(strings.ToLower(t.key)) {
+				unset = false
+			}
+		}
+		if unset {
+			return true
+		}
+	}
+	if s.chain {
+		return false
+	}
+	m := actionList.FindStringSubmatch(flat)
+	if m == nil {
+		return false
+	}
+	wrote := false
+	for _, a := range strings.Split(m[1], ",") {
+		a = strings.TrimSpace(a)
+		if !quietActions.MatchString(a) {
+			return false
+		}
+		if sv := txSetvar.FindStringSubmatch(a); sv != nil {
+			if u.reads(strings.ToLower(sv[1])) || strings.Contains(sv[1], "%{") {
+				return false
+			}
+			wrote = true
+		}
+	}
+	return wrote
+}
+
+// mergeActions joins consecutive SecActions of one phase (nothing but setvars, pass, nolog)
+// into the first: they run one after the other anyway, and each is a rule evaluation of
+// its own (949's score resets and sums). Not done in a file with a relative skip, which
+// counts rules.
+func mergeActions(stmts []crsStatement) []crsStatement {
+	for _, s := range stmts {
+		if s.rule && regexp.MustCompile(`[",\s]skip:\d`).MatchString(s.text) {
+			return stmts
+		}
+	}
+	out := stmts[:0:0]
+	last := -1 // index in out of the SecAction the next may join
+	for _, s := range stmts {
+		flat := strings.ReplaceAll(strings.TrimSpace(s.text), "\\\n", "")
+		m := actionList.FindStringSubmatch(flat)
+		mergeable := s.rule && !s.chain && strings.HasPrefix(flat, "SecAction") && m != nil
+		if mergeable {
+			for _, a := range strings.Split(m[1], ",") {
+				if !quietActions.MatchString(strings.TrimSpace(a)) {
+					mergeable = false
+				}
+			}
+		}
+		switch {
+		case !s.rule && !strings.HasPrefix(strings.TrimSpace(s.text), "SecMarker"):
+			out = append(out, s) // comments do not separate
+			continue
+		case mergeable && last >= 0 && phaseOfStmt(out[last]) == phaseOfStmt(s):
+			prev := &out[last]
+			pm := actionList.FindStringSubmatch(strings.ReplaceAll(strings.TrimSpace(prev.text), "\\\n", ""))
+			var extra []string
+			for _, a := range strings.Split(m[1], ",") {
+				if a = strings.TrimSpace(a); strings.HasPrefix(a, "setvar:") {
+					extra = append(extra, a)
+				}
+			}
+			prev.text = "SecAction \"" + pm[1] + "," + strings.Join(extra, ",") + "\"\n"
+			continue
+		}
+		out = append(out, s)
+		last = -1
+		if mergeable {
+			last = len(out) - 1
+		}
+	}
+	return out
+}
+
+func phaseOfStmt(s crsStatement) string {
+	if m := stmtPhase.FindStringSubmatch(s.text); m != nil && m[1] != "request" {
+		return m[1]
+	}
+	return "2"
 }

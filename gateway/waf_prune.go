@@ -73,6 +73,7 @@ const bodySources = 1<<srcBodyNames | 1<<srcBodyValues | 1<<srcBodyRaw
 // the pairs (source, transformations) of its sources.
 type pruneRule struct {
 	id    int
+	op    string // the operator as read (tests check it against what Coraza compiled)
 	parts []int
 	// symbols is cond assuming every letter and digit is present: small (the keyword
 	// alternatives of a pattern collapse) and decided by a request's other bytes, which is
@@ -132,7 +133,8 @@ var alphanumeric = alphabetOf("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 // prunePair is a distinct combination of a source and transformations.
 type prunePair struct {
 	source int
-	chain  []string
+	names  []string // the transformations' names
+	chain  []alphabetMap
 }
 
 // rulePrune holds the prunable rules, collected while the rule files load.
@@ -197,10 +199,9 @@ func (p *rulePrune) collect(stmts []crsStatement) {
 		if !ok {
 			continue
 		}
+		// An operator this does not read (condTrue) still cannot match when none of the
+		// rule's sources has a value in a request (a JSON body has no FILES).
 		cond := operatorCondition(op)
-		if cond.kind == condTrue {
-			continue
-		}
 		var chain []string
 		for _, m := range actionTransform.FindAllStringSubmatch(actions, -1) {
 			name := strings.ToLower(m[1])
@@ -210,7 +211,7 @@ func (p *rulePrune) collect(stmts []crsStatement) {
 			}
 			chain = append(chain, name)
 		}
-		rule := pruneRule{id: s.id, symbols: cond.assuming(alphanumeric), exact: cond, big: cond.size() > maxExactCondition}
+		rule := pruneRule{id: s.id, op: op, symbols: cond.assuming(alphanumeric), exact: cond, big: cond.size() > maxExactCondition}
 		for src := sources; src != 0; src &= src - 1 {
 			rule.parts = append(rule.parts, p.pairOf(bits.TrailingZeros64(src), chain))
 		}
@@ -218,13 +219,18 @@ func (p *rulePrune) collect(stmts []crsStatement) {
 	}
 }
 
-func (p *rulePrune) pairOf(source int, chain []string) int {
+func (p *rulePrune) pairOf(source int, names []string) int {
 	for i, pr := range p.pairs {
-		if pr.source == source && slices.Equal(pr.chain, chain) {
+		if pr.source == source && slices.Equal(pr.names, names) {
 			return i
 		}
 	}
-	p.pairs = append(p.pairs, prunePair{source: source, chain: slices.Clone(chain)})
+	pair := prunePair{source: source, names: slices.Clone(names)}
+	for _, n := range names {
+		f, _ := transformModel(n)
+		pair.chain = append(pair.chain, f)
+	}
+	p.pairs = append(p.pairs, pair)
 	return len(p.pairs) - 1
 }
 
@@ -451,6 +457,10 @@ type requestBytes struct {
 	src     [maxSources]alphabet
 	present uint64
 	each    [srcBodyValues + 1][]alphabet
+	// scratch of prunable, per pair: the transformed union, its state, the transformed values
+	pairAlpha  []alphabet
+	pairState  []uint8
+	pairValues [][]alphabet
 }
 
 // addValue adds the alphabet of one value of an argument source.
@@ -477,10 +487,9 @@ var (
 // bytesOf fills the alphabets of a request as inspect hands it to Coraza: uri is the request
 // target inspected, body the body read (nil: none).
 func (p *rulePrune) bytesOf(r *http.Request, uri string, body []byte, into *requestBytes) {
-	each := into.each
-	*into = requestBytes{}
-	for i := range each {
-		into.each[i] = each[i][:0] // the pooled value keeps its slices
+	into.src, into.present = [maxSources]alphabet{}, 0
+	for i := range into.each {
+		into.each[i] = into.each[i][:0] // the pooled value keeps its slices
 	}
 	into.src[srcLine] = lineBytes(r.Method, uri, r.Proto)
 	if _, query, ok := strings.Cut(uri, "?"); ok {
@@ -744,38 +753,55 @@ func jsonString(body []byte, i int, s *alphabet) int {
 // sets bodyClean[i] when no value of the body can make rule i match (the rule memo vouches
 // for the rest of a rule's sources).
 func (p *rulePrune) prunable(in *requestBytes, present contentMask, out []int, bodyClean []bool) []int {
-	const stackPairs = 128
-	var buf [stackPairs]alphabet
-	var stateBuf [stackPairs]uint8
-	alpha, state := buf[:0], stateBuf[:0]
-	if len(p.pairs) > stackPairs {
-		alpha, state = make([]alphabet, 0, len(p.pairs)), make([]uint8, 0, len(p.pairs))
+	n := len(p.pairs)
+	if cap(in.pairAlpha) < n {
+		in.pairAlpha, in.pairState, in.pairValues = make([]alphabet, n), make([]uint8, n), make([][]alphabet, n)
 	}
-	alpha, state = alpha[:len(p.pairs)], state[:len(p.pairs)]
-	const (
-		unknown = iota
-		absent  // the source has no value
-		ready
-	)
+	alpha, state, values := in.pairAlpha[:n], in.pairState[:n], in.pairValues[:n]
+	clear(state)
 	for i := range p.rules {
 		r := &p.rules[i]
 		if r.needs != 0 && r.needs&present == 0 {
 			continue
 		}
-		clean, bodyOnly := true, true
+		// First the union of every part: most rules fail there, and then on each part.
+		var union alphabet
 		for _, pi := range r.parts {
-			if state[pi] == unknown {
+			if state[pi] == pairUnknown {
 				pair := &p.pairs[pi]
 				if in.present&(1<<pair.source) == 0 {
-					state[pi] = absent
+					state[pi] = pairAbsent
 				} else {
-					alpha[pi], state[pi] = transformChain(pair.chain, in.src[pair.source]), ready
+					alpha[pi], state[pi] = transformChain(pair.chain, in.src[pair.source]), pairReady
 				}
 			}
-			if state[pi] == absent {
+			if state[pi] >= pairReady {
+				union = union.or(alpha[pi])
+			}
+		}
+		clean, bodyOnly := true, true
+		if !p.holdsCheap(i, &union) {
+			out = append(out, r.id)
+			if bodyClean != nil {
+				bodyClean[i] = true
+			}
+			continue
+		}
+		for _, pi := range r.parts {
+			if state[pi] == pairAbsent {
 				continue
 			}
-			if p.holds(i, &alpha[pi]) && p.holdsOnAValue(i, &p.pairs[pi], in) {
+			if state[pi] == pairReady { // the values one by one, when first needed
+				pair := &p.pairs[pi]
+				values[pi] = values[pi][:0]
+				if pair.source < len(in.each) && len(in.each[pair.source]) > 1 {
+					for _, v := range in.each[pair.source] {
+						values[pi] = append(values[pi], transformChain(pair.chain, v))
+					}
+				}
+				state[pi] = pairValues
+			}
+			if p.holdsCheap(i, &alpha[pi]) && p.holdsOnAValue(i, values[pi]) && p.holdsBig(i, &alpha[pi]) {
 				clean = false
 				if bodySources&(1<<p.pairs[pi].source) != 0 {
 					bodyOnly = false
@@ -793,30 +819,40 @@ func (p *rulePrune) prunable(in *requestBytes, present contentMask, out []int, b
 	return out
 }
 
-// holdsOnAValue reports whether rule i's condition holds on one of the values of the pair's
-// source taken alone (true for the sources kept as a union only).
-func (p *rulePrune) holdsOnAValue(i int, pair *prunePair, in *requestBytes) bool {
-	if pair.source >= len(in.each) || len(in.each[pair.source]) < 2 {
-		return true // the union is that one value
+const (
+	pairUnknown = iota
+	pairAbsent  // the source has no value
+	pairReady  // the transformed union is known
+	pairValues // and the transformed values
+)
+
+// holdsOnAValue reports whether rule i's cheap conditions hold on one of values (the
+// transformed alphabets of a source's values one by one; none: the union is the only one).
+func (p *rulePrune) holdsOnAValue(i int, values []alphabet) bool {
+	if len(values) == 0 {
+		return true
 	}
-	for _, v := range in.each[pair.source] {
-		a := transformChain(pair.chain, v)
-		if p.holds(i, &a) {
+	for k := range values {
+		if p.holdsCheap(i, &values[k]) {
 			return true
 		}
 	}
 	return false
 }
 
-// holds reports whether rule i's condition holds on a.
-func (p *rulePrune) holds(i int, a *alphabet) bool {
+// holdsCheap reports whether rule i's condition may hold on a, as far as the conditions
+// evaluated on every request tell: the symbol condition, and the exact one when small.
+func (p *rulePrune) holdsCheap(i int, a *alphabet) bool {
 	r := &p.rules[i]
 	withAlnum := a.or(alphanumeric)
-	switch {
-	case !r.symbols.holds(&withAlnum):
-		return false
-	case r.big:
-		return p.cache.holds(i, &r.exact, a)
-	}
-	return r.exact.holds(a)
+	return r.symbols.holds(&withAlnum) && (r.big || r.exact.holds(a))
 }
+
+// holdsBig reports whether a large exact condition holds on a (through the cache).
+func (p *rulePrune) holdsBig(i int, a *alphabet) bool {
+	r := &p.rules[i]
+	return !r.big || p.cache.holds(i, &r.exact, a)
+}
+
+// holds reports whether rule i's condition holds on a.
+func (p *rulePrune) holds(i int, a *alphabet) bool { return p.holdsCheap(i, a) && p.holdsBig(i, a) }
