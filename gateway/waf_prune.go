@@ -51,7 +51,11 @@ import (
 
 // Sources of a rule's values: bit i of a rule's source mask is source i.
 const (
-	srcLine         = iota // REQUEST_LINE, METHOD, PROTOCOL, URI, URI_RAW, FILENAME, BASENAME, QUERY_STRING
+	srcLine         = iota // REQUEST_LINE
+	srcURI                 // REQUEST_URI, REQUEST_URI_RAW, QUERY_STRING
+	srcPath                // REQUEST_FILENAME, REQUEST_BASENAME
+	srcMethod              // REQUEST_METHOD
+	srcProtocol            // REQUEST_PROTOCOL
 	srcQueryNames          // ARGS_GET_NAMES
 	srcQueryValues         // ARGS_GET
 	srcPathNames           // ARGS_PATH names (path.N)
@@ -168,9 +172,9 @@ func (p *rulePrune) collect(stmts []crsStatement) {
 	}
 	chained := false
 	for _, s := range stmts {
-		if strings.Contains(s.text, "ctl:requestBodyProcessor") && s.id != 901340 {
-			// 901340 forces URL-encoded parsing only when tx.enforce_bodyproc_urlencoded is
-			// set, which compileInit refuses.
+		if strings.Contains(s.text, "ctl:requestBodyProcessor") && s.id != 200000 && s.id != 200001 {
+			// The directives' 200000 and 200001 are mirrored by jsonBody; any other choice
+			// of processor makes the body's variables unknown in advance.
 			p.bodyUnknown = true
 		}
 		if !s.rule {
@@ -251,9 +255,16 @@ func (p *rulePrune) sourcesOf(vars string, phase int) (uint64, bool) {
 			return 0, false
 		}
 		switch t.name {
-		case "REQUEST_LINE", "REQUEST_METHOD", "REQUEST_PROTOCOL", "REQUEST_URI", "REQUEST_URI_RAW",
-			"REQUEST_FILENAME", "REQUEST_BASENAME", "QUERY_STRING":
+		case "REQUEST_LINE":
 			m |= 1 << srcLine
+		case "REQUEST_URI", "REQUEST_URI_RAW", "QUERY_STRING":
+			m |= 1 << srcURI
+		case "REQUEST_FILENAME", "REQUEST_BASENAME":
+			m |= 1 << srcPath
+		case "REQUEST_METHOD":
+			m |= 1 << srcMethod
+		case "REQUEST_PROTOCOL":
+			m |= 1 << srcProtocol
 		case "ARGS":
 			m |= 1<<srcQueryValues | 1<<srcPathValues
 			body(1 << srcBodyValues)
@@ -491,7 +502,12 @@ func (p *rulePrune) bytesOf(r *http.Request, uri string, body []byte, into *requ
 	for i := range into.each {
 		into.each[i] = into.each[i][:0] // the pooled value keeps its slices
 	}
-	into.src[srcLine] = lineBytes(r.Method, uri, r.Proto)
+	path, _, _ := strings.Cut(uri, "?")
+	into.src[srcURI] = uriBytes(uri)
+	into.src[srcPath] = uriBytes(path)
+	into.src[srcMethod] = alphabetOf(r.Method)
+	into.src[srcProtocol] = alphabetOf(r.Proto)
+	into.src[srcLine] = into.src[srcURI].or(into.src[srcMethod]).or(into.src[srcProtocol]).or(alphabetOf(" "))
 	if _, query, ok := strings.Cut(uri, "?"); ok {
 		query, _, _ = strings.Cut(query, "#")
 		into.present |= 1<<srcQueryNames | 1<<srcQueryValues
@@ -559,7 +575,7 @@ func (p *rulePrune) bytesOf(r *http.Request, uri string, body []byte, into *requ
 	for i := range into.src {
 		into.src[i] = into.src[i].sealed()
 	}
-	into.present |= 1 << srcLine // the line always has values
+	into.present |= 1<<srcLine | 1<<srcURI | 1<<srcPath | 1<<srcMethod | 1<<srcProtocol // always set
 }
 
 // jsonBody reports whether the typed JSON processor reads the body: a Content-Type is JSON
@@ -576,14 +592,12 @@ func jsonBody(types []string) bool {
 	return json
 }
 
-// lineBytes covers what Coraza derives from the request line: the line itself, the URI
-// raw and as url.URL re-encodes it (percent escapes), the path decoded (REQUEST_FILENAME).
-func lineBytes(method, uri, proto string) alphabet {
+// uriBytes covers what Coraza derives from a request target (or its path): the target raw,
+// as url.URL re-encodes it (percent escapes) and decoded (REQUEST_FILENAME is the decoded
+// path; a fragment is cut, which only removes bytes).
+func uriBytes(uri string) alphabet {
 	var a alphabet
-	a.addString(method)
 	a.addString(uri)
-	a.addString(proto)
-	a.add(' ')
 	reencoded := false
 	for i := 0; i < len(uri); i++ {
 		c := uri[i]
