@@ -340,7 +340,7 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 			in := requestBytesPool.Get().(*requestBytes)
 			m.prune.bytesOf(r, uri, body, in)
 			bodyClean = make([]bool, len(m.prune.rules))
-			for _, id := range m.prune.prunable(in, present, make([]int, 0, 128), bodyClean) {
+			for _, id := range m.prune.cachedPrunable(in, present, make([]int, 0, 128), bodyClean) {
 				rm.add(id)
 			}
 			requestBytesPool.Put(in)

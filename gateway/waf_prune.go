@@ -3,6 +3,8 @@ package gateway
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"hash/maphash"
 	"io/fs"
 	"math/bits"
 	"net/http"
@@ -148,6 +150,7 @@ type rulePrune struct {
 	pairs   []prunePair
 	headers map[string]int // named header (lower case) → source
 	cache   exactCache
+	shapes  shapeCache
 	// bodyUnknown: a loaded rule chooses a body processor, so the body's values are not known
 	// in advance and rules reading them are never pruned.
 	bodyUnknown bool
@@ -445,6 +448,7 @@ func byteRanges(arg string) (alphabet, bool) {
 func (p *rulePrune) finish(skips *ruleSkips) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.shapes.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 	if skips.addedAll {
 		p.rules = nil
 		return
@@ -472,6 +476,7 @@ type requestBytes struct {
 	pairAlpha  []alphabet
 	pairState  []uint8
 	pairValues [][]alphabet
+	keyBuf     []byte // shapeKey's
 }
 
 // addValue adds the alphabet of one value of an argument source.
@@ -870,3 +875,80 @@ func (p *rulePrune) holdsBig(i int, a *alphabet) bool {
 
 // holds reports whether rule i's condition holds on a.
 func (p *rulePrune) holds(i int, a *alphabet) bool { return p.holdsCheap(i, a) && p.holdsBig(i, a) }
+
+// shapeCache remembers prunable's outcome per request shape: the sources that have values,
+// their alphabets and the alphabets of each argument (the whole input of prunable, hashed to
+// 128 bits with per-process seeds). An endpoint's requests from one client mostly share a
+// shape even when their values differ (a new captcha code over the same bytes). Two
+// generations of at most shapeCacheMax outcomes.
+type shapeCache struct {
+	mu       sync.RWMutex
+	seeds    [2]maphash.Seed
+	cur, old map[[2]uint64]shapeOutcome
+}
+
+type shapeOutcome struct {
+	pruned    []int32 // rule ids
+	bodyClean []bool
+}
+
+const shapeCacheMax = 2048
+
+// shapeKey hashes what prunable reads of a request.
+func (c *shapeCache) shapeKey(in *requestBytes, present contentMask) [2]uint64 {
+	buf := in.keyBuf[:0]
+	buf = binary.LittleEndian.AppendUint64(buf, in.present)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(present))
+	for s := in.present; s != 0; s &= s - 1 {
+		buf = appendAlphabet(buf, in.src[bits.TrailingZeros64(s)])
+	}
+	for i := range in.each {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(in.each[i])))
+		for _, a := range in.each[i] {
+			buf = appendAlphabet(buf, a)
+		}
+	}
+	in.keyBuf = buf
+	return [2]uint64{maphash.Bytes(c.seeds[0], buf), maphash.Bytes(c.seeds[1], buf)}
+}
+
+func appendAlphabet(buf []byte, a alphabet) []byte {
+	for _, w := range a {
+		buf = binary.LittleEndian.AppendUint64(buf, w)
+	}
+	return buf
+}
+
+// cachedPrunable is prunable through the shape cache (off with the other caches).
+func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []int, bodyClean []bool) []int {
+	if wafMemoOff.Load() {
+		return p.prunable(in, present, out, bodyClean)
+	}
+	c := &p.shapes
+	key := c.shapeKey(in, present)
+	c.mu.RLock()
+	o, ok := c.cur[key]
+	if !ok {
+		o, ok = c.old[key]
+	}
+	c.mu.RUnlock()
+	if ok {
+		for _, id := range o.pruned {
+			out = append(out, int(id))
+		}
+		copy(bodyClean, o.bodyClean)
+		return out
+	}
+	out = p.prunable(in, present, out, bodyClean)
+	o = shapeOutcome{pruned: make([]int32, len(out)), bodyClean: slices.Clone(bodyClean)}
+	for i, id := range out {
+		o.pruned[i] = int32(id)
+	}
+	c.mu.Lock()
+	if c.cur == nil || len(c.cur) >= shapeCacheMax {
+		c.old, c.cur = c.cur, make(map[[2]uint64]shapeOutcome, 256)
+	}
+	c.cur[key] = o
+	c.mu.Unlock()
+	return out
+}
