@@ -325,8 +325,9 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	// those known not to match its inputs (waf_rulememo.go). The body is read first (a
 	// refusal waits until phase 1 passed, as it would have come after it): pruning needs
 	// its bytes.
-	body, bodyErr := m.readBody(r)
+	reqBody, bodyErr := m.readBody(r)
 	var memoKeys [][2]uint64
+	var memoValues []pendingValues
 	if m.skips != nil {
 		present := ^contentMask(0) // nothing skipped
 		skip := !wafSkipOff.Load()
@@ -335,19 +336,23 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 			present = m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)
 		}
 		rm := m.skips.removal(present, skip)
-		var bodyClean []bool
+		var body *bodyFacts
 		if !wafPruneOff.Load() {
 			in := requestBytesPool.Get().(*requestBytes)
-			m.prune.bytesOf(r, uri, body, in)
-			bodyClean = make([]bool, len(m.prune.rules))
-			for _, id := range m.prune.cachedPrunable(in, present, make([]int, 0, 128), bodyClean) {
+			defer requestBytesPool.Put(in) // body.keys points into it
+			m.prune.bytesOf(r, uri, reqBody, in)
+			n := len(m.prune.rules)
+			body = &bodyFacts{clean: make([]bool, n), dirty: make([][2]uint64, n)}
+			if in.keyed {
+				body.keys = &in.keys
+			}
+			for _, id := range m.prune.cachedPrunable(in, present, make([]int, 0, 128), body.clean, body.dirty) {
 				rm.add(id)
 			}
-			requestBytesPool.Put(in)
 		}
 		if !wafMemoOff.Load() {
 			var known []int
-			known, memoKeys = m.memo.known(m.memo.digest(r, uri), bodyClean)
+			known, memoKeys, memoValues = m.memo.known(m.memo.digest(r, uri), body)
 			for _, id := range known {
 				rm.add(id)
 			}
@@ -382,8 +387,8 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 	if bodyErr != nil {
 		return m.refuse(r, bodyErr)
 	}
-	if len(body) > 0 {
-		it, _, err := tx.WriteRequestBody(body)
+	if len(reqBody) > 0 {
+		it, _, err := tx.WriteRequestBody(reqBody)
 		if err != nil {
 			return m.refuse(r, err)
 		}
@@ -403,7 +408,7 @@ func (m *wafMiddleware) inspect(w http.ResponseWriter, r *http.Request) verdict 
 		for _, mr := range tx.MatchedRules() {
 			matched[mr.Rule().ID()] = true
 		}
-		m.memo.remember(memoKeys, matched)
+		m.memo.remember(memoKeys, memoValues, matched)
 	}
 	return verdict{}
 }

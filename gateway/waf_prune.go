@@ -477,14 +477,47 @@ type requestBytes struct {
 	pairState  []uint8
 	pairValues [][]alphabet
 	keyBuf     []byte // shapeKey's
+	// keys identify the body's names and values (srcBodyNames, srcBodyValues) when keyed:
+	// a JSON body read whole.
+	keys            [2][]valueKey
+	keyed           bool
+	nameBuf, valBuf []byte
 }
 
 // addValue adds the alphabet of one value of an argument source.
-func (in *requestBytes) addValue(source int, a alphabet) {
+func (in *requestBytes) addValue(source int, a alphabet) int {
 	a = a.sealed()
 	in.src[source] = in.src[source].or(a)
-	if !slices.Contains(in.each[source], a) {
-		in.each[source] = append(in.each[source], a)
+	if i := slices.Index(in.each[source], a); i >= 0 {
+		return i
+	}
+	in.each[source] = append(in.each[source], a)
+	return len(in.each[source]) - 1
+}
+
+// valueKey identifies one name or value of the body for the rule memo: 128 bits of keyed
+// hashes of the source, the name (raw keys joined) and the value (raw), with the index of
+// its alphabet in each.
+type valueKey struct {
+	key  [2]uint64
+	each int
+}
+
+// addKeyed adds a body value (or name, value nil) with its identity.
+func (in *requestBytes) addKeyed(source int, a alphabet, seeds [2]maphash.Seed, name string, value []byte) {
+	e := in.addValue(source, a)
+	buf := append(in.valBuf[:0], byte(source))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(name)))
+	buf = append(buf, name...)
+	if value != nil {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(value)))
+		buf = append(buf, value...)
+	}
+	in.valBuf = buf
+	k := valueKey{key: [2]uint64{maphash.Bytes(seeds[0], buf), maphash.Bytes(seeds[1], buf)}, each: e}
+	ks := &in.keys[source-srcBodyNames]
+	if !slices.Contains(*ks, k) {
+		*ks = append(*ks, k)
 	}
 }
 
@@ -503,9 +536,12 @@ var (
 // bytesOf fills the alphabets of a request as inspect hands it to Coraza: uri is the request
 // target inspected, body the body read (nil: none).
 func (p *rulePrune) bytesOf(r *http.Request, uri string, body []byte, into *requestBytes) {
-	into.src, into.present = [maxSources]alphabet{}, 0
+	into.src, into.present, into.keyed = [maxSources]alphabet{}, 0, false
 	for i := range into.each {
 		into.each[i] = into.each[i][:0] // the pooled value keeps its slices
+	}
+	for i := range into.keys {
+		into.keys[i] = into.keys[i][:0]
 	}
 	path, _, _ := strings.Cut(uri, "?")
 	into.src[srcURI] = uriBytes(uri)
@@ -574,7 +610,7 @@ func (p *rulePrune) bytesOf(r *http.Request, uri string, body []byte, into *requ
 	default:
 		// The typed JSON processor fills ARGS_POST only: REQUEST_BODY is set by the raw
 		// and URL-encoded processors, XML by the XML one, FILES by multipart.
-		jsonBytes(body, into)
+		jsonBytes(body, into, p.shapes.seeds)
 		into.present |= 1<<srcBodyNames | 1<<srcBodyValues
 	}
 	for i := range into.src {
@@ -666,66 +702,107 @@ func queryUnescapedBytes(s string) alphabet {
 // body: a name is "json" and the keys (or array indexes) down to a leaf, joined by dots; a
 // value is a string (decoded). A body that is not JSON is one argument named "json" holding
 // the whole text.
-func jsonBytes(body []byte, into *requestBytes) {
+func jsonBytes(body []byte, into *requestBytes, seeds [2]maphash.Seed) {
+	into.keyed = true
 	if !gjson.ValidBytes(body) {
-		into.addValue(srcBodyNames, alphabetOf("json"))
-		into.addValue(srcBodyValues, alphabetOf(string(body)))
+		into.addKeyed(srcBodyNames, alphabetOf("json"), seeds, "json", nil)
+		into.addKeyed(srcBodyValues, alphabetOf(string(body)), seeds, "json", body)
 		return
 	}
 	const maxDepth = 256
-	// paths[d] covers the names of the containers open at depth d: "json", then each
-	// enclosing key or index and a dot.
-	paths := make([]alphabet, 1, 16)
-	paths[0] = alphabetOf("json")
-	var pending alphabet // the key whose value comes next
+	// A frame is an open container: path covers the names below it ("json", the enclosing
+	// keys or indexes, dots), name is the length of its own name in names (the raw keys
+	// joined: a value's identity), index counts an array's elements.
+	type frame struct {
+		path  alphabet
+		name  int
+		array bool
+		index int
+	}
+	names := append(into.nameBuf[:0], "json"...)
+	frames := make([]frame, 1, 16)
+	frames[0] = frame{path: alphabetOf("json"), name: len(names)}
+	var pending alphabet // the key whose value comes next; its name ends names
 	hasPending := false
+	// element names the next element of the array on top, in names, and returns its length.
+	element := func() int {
+		top := &frames[len(frames)-1]
+		names = append(names[:top.name], '.')
+		names = strconv.AppendInt(names, int64(top.index), 10)
+		top.index++
+		return len(names)
+	}
 	for i := 0; i < len(body); i++ {
 		switch c := body[i]; c {
 		case '{', '[':
-			if len(paths) > maxDepth {
+			if len(frames) > maxDepth {
+				into.keyed = false
 				into.addValue(srcBodyNames, fullAlphabet)
 				into.addValue(srcBodyValues, fullAlphabet)
 				return
 			}
-			path := paths[len(paths)-1].or(alphabetOf("."))
-			if hasPending {
-				path = path.or(pending)
+			top := frames[len(frames)-1]
+			f := frame{path: top.path.or(alphabetOf(".")), array: c == '['}
+			switch {
+			case hasPending:
+				f.path, f.name = f.path.or(pending), len(names)
+			case len(frames) == 1: // the document itself: its members are json.<key>
+				f.name = top.name
+			case top.array:
+				f.path, f.name = f.path.or(digitsAlpha), element()
 			}
 			if c == '[' {
-				path = path.or(digitsAlpha)
+				f.path = f.path.or(digitsAlpha)
 			}
-			paths = append(paths, path)
+			frames = append(frames, f)
 			hasPending = false
 		case '}', ']':
-			paths = paths[:len(paths)-1]
+			frames = frames[:len(frames)-1]
 		case '"':
 			var str alphabet
+			start := i + 1
 			i = jsonString(body, i, &str)
+			raw := body[start:i]
 			j := i + 1
 			for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\n' || body[j] == '\r') {
 				j++
 			}
-			top := paths[len(paths)-1]
+			top := frames[len(frames)-1]
 			switch {
 			case j < len(body) && body[j] == ':':
 				// A key: its name is added whatever its value (a typed leaf is inspected
 				// by name; for a container the name only over-approximates its children's).
-				into.addValue(srcBodyNames, top.or(str))
+				names = append(append(names[:top.name], '.'), raw...)
+				into.addKeyed(srcBodyNames, top.path.or(str), seeds, string(names), nil)
 				pending, hasPending = str, true
 			case hasPending: // a string value of a key, named when the key was read
-				into.addValue(srcBodyValues, str)
+				into.addKeyed(srcBodyValues, str, seeds, string(names), raw)
 				hasPending = false
+			case len(frames) == 1: // a document that is one string: json.0
+				into.addKeyed(srcBodyNames, alphabetOf("json.0"), seeds, "json.0", nil)
+				into.addKeyed(srcBodyValues, str, seeds, "json.0", raw)
 			default: // an array element: named by the array's path with its index
-				if len(paths) == 1 {
-					top = alphabetOf("json.0") // a document that is one string
-				}
-				into.addValue(srcBodyNames, top)
-				into.addValue(srcBodyValues, str)
+				n := element()
+				into.addKeyed(srcBodyNames, top.path, seeds, string(names[:n]), nil)
+				into.addKeyed(srcBodyValues, str, seeds, string(names[:n]), raw)
 			}
-		case ',':
-			hasPending = false
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if c == ',' {
+				hasPending = false
+			}
+		default: // a number, true, false or null
+			if hasPending { // a typed leaf: its name with an empty value
+				into.addKeyed(srcBodyValues, alphabet{}, seeds, string(names), []byte{})
+				hasPending = false
+			} else if top := &frames[len(frames)-1]; top.array {
+				top.index++ // an element the processor leaves out, counted all the same
+			}
+			for i+1 < len(body) && !strings.ContainsRune(",]} \t\n\r", rune(body[i+1])) {
+				i++
+			}
 		}
 	}
+	into.nameBuf = names
 }
 
 // jsonString adds the decoded bytes of the JSON string starting at body[i] (a quote) and
@@ -770,8 +847,10 @@ func jsonString(body []byte, i int, s *alphabet) int {
 // prunable appends to out the ids of the rules no value of the request can make match
 // (leaving out those skipped already: present is the content the request carries), and
 // sets bodyClean[i] when no value of the body can make rule i match (the rule memo vouches
-// for the rest of a rule's sources).
-func (p *rulePrune) prunable(in *requestBytes, present contentMask, out []int, bodyClean []bool) []int {
+// for the rest of a rule's sources); with bodyDirty, it also sets bodyDirty[i] to the
+// values of the body's names and values (bits by alphabet, see dirtyValues) that could, for
+// the memo to vouch for them one by one.
+func (p *rulePrune) prunable(in *requestBytes, present contentMask, out []int, bodyClean []bool, bodyDirty [][2]uint64) []int {
 	n := len(p.pairs)
 	if cap(in.pairAlpha) < n {
 		in.pairAlpha, in.pairState, in.pairValues = make([]alphabet, n), make([]uint8, n), make([][]alphabet, n)
@@ -820,11 +899,25 @@ func (p *rulePrune) prunable(in *requestBytes, present contentMask, out []int, b
 				}
 				state[pi] = pairValues
 			}
+			src := p.pairs[pi].source
+			if bodyDirty != nil && in.keyed && (src == srcBodyNames || src == srcBodyValues) {
+				// The values of a keyed body source one by one: which could match (by
+				// their alphabet's index in each), for the memo to vouch for.
+				mask := p.dirtyValues(i, &alpha[pi], values[pi], len(in.each[src]))
+				bodyDirty[i][src-srcBodyNames] |= mask
+				if mask != 0 {
+					clean, bodyOnly = false, false
+				}
+				continue
+			}
 			if p.holdsCheap(i, &alpha[pi]) && p.holdsOnAValue(i, values[pi]) && p.holdsBig(i, &alpha[pi]) {
 				clean = false
-				if bodySources&(1<<p.pairs[pi].source) != 0 {
+				if bodySources&(1<<src) != 0 {
 					bodyOnly = false
-					break
+					if bodyDirty == nil {
+						break
+					}
+					bodyDirty[i] = [2]uint64{^uint64(0), ^uint64(0)} // not keyed: every value
 				}
 			}
 		}
@@ -838,11 +931,33 @@ func (p *rulePrune) prunable(in *requestBytes, present contentMask, out []int, b
 	return out
 }
 
+// dirtyValues returns the values (bits by index in each; past 64, all) of a body source on
+// which rule i's condition may hold. values are the transformed alphabets of each, or none
+// when each holds one alphabet (then union is it).
+func (p *rulePrune) dirtyValues(i int, union *alphabet, values []alphabet, n int) uint64 {
+	if !p.holds(i, union) {
+		return 0
+	}
+	switch {
+	case n == 1:
+		return 1 // the union is the one alphabet
+	case len(values) == 0 || n > 64:
+		return ^uint64(0)
+	}
+	var mask uint64
+	for k := range values {
+		if p.holds(i, &values[k]) {
+			mask |= 1 << k
+		}
+	}
+	return mask
+}
+
 const (
 	pairUnknown = iota
 	pairAbsent  // the source has no value
-	pairReady  // the transformed union is known
-	pairValues // and the transformed values
+	pairReady   // the transformed union is known
+	pairValues  // and the transformed values
 )
 
 // holdsOnAValue reports whether rule i's cheap conditions hold on one of values (the
@@ -890,15 +1005,19 @@ type shapeCache struct {
 type shapeOutcome struct {
 	pruned    []int32 // rule ids
 	bodyClean []bool
+	bodyDirty [][2]uint64
 }
 
-const shapeCacheMax = 2048
+const shapeCacheMax = 1024
 
 // shapeKey hashes what prunable reads of a request.
 func (c *shapeCache) shapeKey(in *requestBytes, present contentMask) [2]uint64 {
 	buf := in.keyBuf[:0]
 	buf = binary.LittleEndian.AppendUint64(buf, in.present)
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(present))
+	if in.keyed {
+		buf = append(buf, 1)
+	}
 	for s := in.present; s != 0; s &= s - 1 {
 		buf = appendAlphabet(buf, in.src[bits.TrailingZeros64(s)])
 	}
@@ -920,9 +1039,9 @@ func appendAlphabet(buf []byte, a alphabet) []byte {
 }
 
 // cachedPrunable is prunable through the shape cache (off with the other caches).
-func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []int, bodyClean []bool) []int {
+func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []int, bodyClean []bool, bodyDirty [][2]uint64) []int {
 	if wafMemoOff.Load() {
-		return p.prunable(in, present, out, bodyClean)
+		return p.prunable(in, present, out, bodyClean, bodyDirty)
 	}
 	c := &p.shapes
 	key := c.shapeKey(in, present)
@@ -937,10 +1056,11 @@ func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []
 			out = append(out, int(id))
 		}
 		copy(bodyClean, o.bodyClean)
+		copy(bodyDirty, o.bodyDirty)
 		return out
 	}
-	out = p.prunable(in, present, out, bodyClean)
-	o = shapeOutcome{pruned: make([]int32, len(out)), bodyClean: slices.Clone(bodyClean)}
+	out = p.prunable(in, present, out, bodyClean, bodyDirty)
+	o = shapeOutcome{pruned: make([]int32, len(out)), bodyClean: slices.Clone(bodyClean), bodyDirty: slices.Clone(bodyDirty)}
 	for i, id := range out {
 		o.pruned[i] = int32(id)
 	}

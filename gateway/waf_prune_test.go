@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -149,7 +150,7 @@ SecRule ARGS_POST "@shopmindTestRecord values" "id:3,phase:2,pass,nolog,t:none"
 		}
 		_ = tx.Close()
 		var in requestBytes
-		jsonBytes(body, &in)
+		jsonBytes(body, &in, [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()})
 		got := takeRecorded()
 		for _, kind := range []struct {
 			name   string
@@ -181,6 +182,62 @@ SecRule ARGS_POST "@shopmindTestRecord values" "id:3,phase:2,pass,nolog,t:none"
 	}
 	for _, body := range []string{`{"a":"b"`, `not json`, `[1,"x",{"y":["<z>"]}]`, `"just a string"`, `{"a\u0041":"\ud83d\ude00"}`} {
 		check([]byte(body))
+	}
+}
+
+// The scanner's identities of names and values are those of the arguments the typed JSON
+// processor makes: for documents whose strings need no escaping (raw text is the value),
+// every name and every (name, value) pair Coraza holds has its key.
+func TestJSONBytesKeysMatchTypedJSON(t *testing.T) {
+	directives := fmt.Sprintf(`SecRuleEngine On
+SecRequestBodyAccess On
+SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowercase,ctl:requestBodyProcessor=%s"
+`, jsonContentType, typedJSONProcessor)
+	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+	key := func(source int, name string, value []byte) [2]uint64 {
+		var in requestBytes
+		in.addKeyed(source, alphabet{}, seeds, name, value)
+		return in.keys[source-srcBodyNames][0].key
+	}
+	for _, body := range []string{
+		`{"tenant_code":"demo","username":"admin","remember":true,"n":12}`,
+		`{"items":[{"id":"a","tags":["x","y"]},{"id":"b"}],"page":{"num":1,"sort":"name"}}`,
+		`[1,"x",{"y":["z",null,"w"]},[["deep"]]]`,
+		`"one string"`,
+		`{"empty":{},"list":[],"nested":{"a":{"b":{"c":"d"}}}}`,
+	} {
+		tx := waf.NewTransaction()
+		tx.ProcessURI("/", "POST", "HTTP/1.1")
+		tx.AddRequestHeader("content-type", "application/json")
+		tx.ProcessRequestHeaders()
+		if _, _, err := tx.WriteRequestBody([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ProcessRequestBody(); err != nil {
+			t.Fatal(err)
+		}
+		var in requestBytes
+		jsonBytes([]byte(body), &in, seeds)
+		has := func(source int, k [2]uint64) bool {
+			return slices.ContainsFunc(in.keys[source-srcBodyNames], func(v valueKey) bool { return v.key == k })
+		}
+		args := tx.(plugintypes.TransactionState).Variables().ArgsPost().FindAll()
+		if len(args) == 0 {
+			t.Fatalf("%s: no arguments", body)
+		}
+		for _, a := range args {
+			if !has(srcBodyNames, key(srcBodyNames, a.Key(), nil)) {
+				t.Errorf("%s: name %q has no key", body, a.Key())
+			}
+			if !has(srcBodyValues, key(srcBodyValues, a.Key(), []byte(a.Value()))) {
+				t.Errorf("%s: %s=%q has no key", body, a.Key(), a.Value())
+			}
+		}
+		_ = tx.Close()
 	}
 }
 

@@ -59,6 +59,11 @@ type memoRule struct {
 	// unable to match (rulePrune's bodyClean, index prune) it cannot match at all.
 	split bool
 	prune int
+	// perValue: a split rule no skip or runtime control can keep from running: when it ran
+	// and did not match, none of the body's names and values it read matched, and the memo
+	// keeps that per value (valueKey), so a later body with the same names and values (an
+	// endpoint's field names, enum values, ids) is vouched for too.
+	perValue bool
 }
 
 // control is a runtime control (ctl:ruleRemoveById / ruleRemoveTargetById) of the rules in
@@ -148,6 +153,7 @@ func (k *ruleMemo) memoizable() {
 		// key, and a skip decided by a rule the memo cannot read rules it out.
 		in, noBody, ok := k.unitInputs(u)
 		split := len(u.stmts) == 1
+		unguarded := len(guards) == 0
 		for i := range guards {
 			g := &guards[i]
 			ok = ok && g.ok
@@ -170,7 +176,7 @@ func (k *ruleMemo) memoizable() {
 			guards = append(guards, g)
 		}
 		if ok {
-			k.rules = append(k.rules, memoRule{id: u.stmts[0].id, inputs: in, noBody: noBody, split: split, prune: -1})
+			k.rules = append(k.rules, memoRule{id: u.stmts[0].id, inputs: in, noBody: noBody, split: split, prune: -1, perValue: split && unguarded})
 		}
 	}
 }
@@ -363,6 +369,7 @@ rules:
 				r.inputs |= in
 				r.noBody = r.noBody || noBody
 				r.split = r.split && !noBody
+				r.perValue = false
 			}
 		}
 		kept = append(kept, r)
@@ -488,16 +495,38 @@ func (k *ruleMemo) linkPrune(p *rulePrune) {
 	}
 }
 
-// known returns the rules already known not to match this request's inputs, and the keys
-// remember should store (zero for the rules known already or not the memo's). bodyClean
-// (indexed like the prunable rules; nil: none) tells which rules no value of the body can
-// make match: a split rule known clean on the line and headers is then known clean.
-func (k *ruleMemo) known(in *requestInputs, bodyClean []bool) (skip []int, keys [][2]uint64) {
+// bodyFacts is what pruning found of a request's body, for the split rules: per prunable
+// rule, whether no value of the body can make it match (clean) or which values could
+// (dirty, bits by alphabet index, see rulePrune.dirtyValues), and the identities of the
+// body's names and values (nil: not keyed).
+type bodyFacts struct {
+	clean []bool
+	dirty [][2]uint64
+	keys  *[2][]valueKey
+}
+
+// valueMemoKey is the memo's key for "rule id did not match the body value v".
+func valueMemoKey(id int, v [2]uint64) [2]uint64 {
+	return [2]uint64{mix64(v[0] ^ mix64(uint64(id)^0x243f6a8885a308d3)), mix64(v[1] ^ mix64(uint64(id)^0x13198a2e03707344))}
+}
+
+// pendingValues are the value keys remember stores for a rule that runs and does not match.
+type pendingValues struct {
+	rule int // index in rules
+	keys [][2]uint64
+}
+
+// known returns the rules already known not to match this request's inputs, the keys
+// remember should store (zero for the rules known already or not the memo's), and the value
+// keys of the per-value rules that run. body (nil: no pruning) tells what no value of the
+// body can make match: a split rule known clean on the line and headers is then known clean,
+// and a per-value rule also when every body value that could match is known not to.
+func (k *ruleMemo) known(in *requestInputs, body *bodyFacts) (skip []int, keys [][2]uint64, values []pendingValues) {
 	keys = make([][2]uint64, len(k.rules))
 	for i, r := range k.rules { // the rules, headers and seeds are fixed after finish
 		// With a body, its body variables have values: the memo answers only for the rest
 		// of a split rule's values.
-		if !(r.noBody && in.body) || r.split && r.prune >= 0 && bodyClean != nil {
+		if !(r.noBody && in.body) || r.split && r.prune >= 0 && body != nil {
 			keys[i] = k.key(r, in)
 		}
 	}
@@ -507,35 +536,96 @@ func (k *ruleMemo) known(in *requestInputs, bodyClean []bool) (skip []int, keys 
 		if keys[i] == [2]uint64{} {
 			continue
 		}
-		_, hit := k.cur[keys[i]]
-		if !hit {
-			if _, hit = k.old[keys[i]]; hit {
-				k.cur[keys[i]] = struct{}{}
-			}
-		}
-		if hit {
-			if !r.noBody || !in.body || bodyClean[r.prune] {
+		hit := k.has(keys[i])
+		bodyPart := r.noBody && in.body
+		if !bodyPart || body.clean[r.prune] {
+			if hit {
 				skip = append(skip, r.id)
+				keys[i] = [2]uint64{} // already remembered
 			}
-			keys[i] = [2]uint64{} // already remembered
+			continue
+		}
+		// A split rule on a request with a body some value of which could match.
+		var pending [][2]uint64
+		if r.perValue && body.keys != nil {
+			pending = k.unknownValues(r, body)
+		}
+		switch {
+		case hit && pending != nil && len(pending) == 0:
+			skip = append(skip, r.id)
+			keys[i] = [2]uint64{}
+		case hit:
+			keys[i] = [2]uint64{}
+			fallthrough
+		default:
+			if len(pending) > 0 {
+				values = append(values, pendingValues{rule: i, keys: pending})
+			}
 		}
 	}
-	return skip, keys
+	return skip, keys, values
 }
 
-// remember records that the memoizable rules outside matched did not match their inputs
-// (called only for transactions that ran every rule: no interruption).
-func (k *ruleMemo) remember(keys [][2]uint64, matched map[int]bool) {
+// unknownValues returns the value keys of rule r the memo does not know among the body
+// values that could match it (nil: one cannot be told apart; empty: all known).
+func (k *ruleMemo) unknownValues(r memoRule, body *bodyFacts) [][2]uint64 {
+	out := [][2]uint64{}
+	for s, vs := range body.keys {
+		dirty := body.dirty[r.prune][s]
+		if dirty == 0 {
+			continue
+		}
+		for _, v := range vs {
+			if v.each < 64 && dirty&(1<<v.each) == 0 {
+				continue
+			}
+			if key := valueMemoKey(r.id, v.key); !k.has(key) {
+				out = append(out, key)
+			}
+		}
+	}
+	return out
+}
+
+// has reports whether the memo holds key (k.mu held), refreshing it from the old generation.
+func (k *ruleMemo) has(key [2]uint64) bool {
+	if _, ok := k.cur[key]; ok {
+		return true
+	}
+	if _, ok := k.old[key]; ok {
+		k.store(key)
+		return true
+	}
+	return false
+}
+
+// store adds key (k.mu held).
+func (k *ruleMemo) store(key [2]uint64) {
+	if len(k.cur) >= ruleMemoMax {
+		k.old, k.cur = k.cur, make(map[[2]uint64]struct{}, ruleMemoMax)
+	}
+	k.cur[key] = struct{}{}
+}
+
+// remember records that the memoizable rules outside matched did not match their inputs,
+// and the per-value rules their values (called only for transactions that ran every rule:
+// no interruption).
+func (k *ruleMemo) remember(keys [][2]uint64, values []pendingValues, matched map[int]bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i, r := range k.rules {
 		if matched[r.id] || keys[i] == [2]uint64{} { // matched, known already, or not the memo's
 			continue
 		}
-		if len(k.cur) >= ruleMemoMax {
-			k.old, k.cur = k.cur, make(map[[2]uint64]struct{}, ruleMemoMax)
+		k.store(keys[i])
+	}
+	for _, pv := range values {
+		if matched[k.rules[pv.rule].id] {
+			continue
 		}
-		k.cur[keys[i]] = struct{}{}
+		for _, key := range pv.keys {
+			k.store(key)
+		}
 	}
 }
 
