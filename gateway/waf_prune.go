@@ -358,10 +358,11 @@ func operatorCondition(op string) condition {
 	}
 	switch strings.ToLower(name) {
 	case "rx", strings.ToLower(opRx):
+		// A pattern whose escapes spell bytes that are not UTF-8 is matched by Coraza as bytes
+		// (binaryregexp); parsed as runes here, each such escape is a rune from U+0080,
+		// which needs a byte from 0x80 all the same, so the condition still holds wherever
+		// the byte pattern can match.
 		expr := "(?sm)" + arg
-		if matchesArbitraryBytes(expr) {
-			return always // matched as bytes (binaryregexp), not read here
-		}
 		re, err := syntax.Parse(expr, syntax.Perl)
 		if err != nil {
 			return always
