@@ -382,6 +382,14 @@ func operatorCondition(op string) condition {
 			return always
 		}
 		return anyOf(fullAlphabet.minus(valid))
+	case "detectxss", strings.ToLower(opDetectXSS):
+		// libinjection's XSS check (libinjection-go's IsXSS) reads the input as HTML from
+		// five starting states. A finding is a tag, doctype or comment token (from the data
+		// state, which only leaves text at '<') or an attribute value judged against a
+		// black attribute name (a value token after a name comes only through '='; the
+		// quoted states' first value has no name). TestDetectXSSNeedsLessThanOrEquals
+		// checks it against the corpus and random inputs.
+		return anyOf(alphabetOf("<="))
 	case "contains", "streq", "beginswith", "endswith":
 		if arg == "" {
 			return always

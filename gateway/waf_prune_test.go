@@ -22,6 +22,7 @@ import (
 	"github.com/corazawaf/coraza/v3"
 	"github.com/corazawaf/coraza/v3/experimental/plugins"
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
+	"github.com/corazawaf/libinjection-go"
 
 	"github.com/shopmind/shopmind/internal/config"
 )
@@ -427,4 +428,50 @@ func jsonVariants(raws [][]byte) [][]byte {
 		}
 	}
 	return out
+}
+
+// IsXSS finds nothing in an input without '<' and '=' (operatorCondition relies on it): no
+// finding of the corpus lacks both, and random inputs built from XSS pieces without them are
+// all clean.
+func TestDetectXSSNeedsLessThanOrEquals(t *testing.T) {
+	needs := func(s string) bool { return strings.ContainsAny(s, "<=") }
+	found := 0
+	for _, c := range loadCRSCasesOf(t, true) {
+		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(c.raw)))
+		if err != nil {
+			continue
+		}
+		values := []string{r.URL.RawQuery, r.Header.Get("User-Agent"), r.Header.Get("Referer"), r.Header.Get("Cookie")}
+		if body, err := io.ReadAll(r.Body); err == nil {
+			values = append(values, string(body))
+		}
+		for k, vs := range r.URL.Query() {
+			values = append(values, k)
+			values = append(values, vs...)
+		}
+		for _, v := range values {
+			if libinjection.IsXSS(v) {
+				found++
+				if !needs(v) {
+					t.Errorf("%s: IsXSS(%q) without '<' or '='", c.name, v)
+				}
+			}
+		}
+	}
+	if found < 50 {
+		t.Fatalf("only %d findings in the corpus", found)
+	}
+	pieces := []string{"onerror", "onload", "javascript:", "vbscript:", "data:", "style", "src", "href", "alert(1)",
+		"\"", "'", "`", ">", "/", " ", "\t", "\n", "\v", "\f", "\r", "\x00", "!", "--", "?", "&", "#", ";", ":",
+		"x", "SCRIPT", "svg", "img", "expression(", "url(", "@import", "\\", "%3c", "&lt;", "formaction", "xmlns"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200000 {
+		var b strings.Builder
+		for range rng.IntN(10) + 1 {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		if v := b.String(); libinjection.IsXSS(v) {
+			t.Fatalf("IsXSS(%q) without '<' or '='", v)
+		}
+	}
 }
