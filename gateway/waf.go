@@ -167,6 +167,7 @@ SecAuditEngine Off
 SecRule REQUEST_HEADERS:Content-Type "%[5]s" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=%[2]s,ctl:ruleRemoveById=920540"
 SecRule REQUEST_HEADERS:Content-Type "%[6]s" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"
 SecRule REQBODY_ERROR "!@eq 0" "id:200002,phase:2,t:none,log,deny,status:400,msg:'Failed to parse request body.',severity:2"
+SecRule MULTIPART_STRICT_ERROR "!@eq 0" "id:200003,phase:2,t:none,log,deny,status:400,msg:'Multipart request body failed strict validation.'"
 SecDefaultAction "phase:1,log,auditlog,pass"
 SecDefaultAction "phase:2,log,auditlog,pass"
 SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.crs_setup_version=%[7]s,setvar:tx.blocking_paranoia_level=%[3]d,setvar:tx.inbound_anomaly_score_threshold=%[4]d,setvar:tx.outbound_anomaly_score_threshold=4,setvar:'tx.allowed_methods=GET HEAD POST OPTIONS PUT PATCH DELETE'"

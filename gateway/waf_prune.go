@@ -68,6 +68,7 @@ const (
 	srcCookies             // REQUEST_COOKIES, REQUEST_COOKIES_NAMES
 	srcHeaderNames         // REQUEST_HEADERS_NAMES
 	srcHeaderValues        // REQUEST_HEADERS
+	srcBodyRead            // REQBODY_ERROR: set only by a body processor, which runs on a body
 	srcNamedHeader         // first REQUEST_HEADERS:<name>
 	maxSources      = 64
 )
@@ -284,8 +285,11 @@ func (p *rulePrune) sourcesOf(vars string, phase int) (uint64, bool) {
 			body(1 << srcBodyValues)
 		case "ARGS_POST_NAMES":
 			body(1 << srcBodyNames)
-		case "REQUEST_BODY", "XML", "FILES", "FILES_NAMES":
+		case "REQUEST_BODY", "XML", "FILES", "FILES_NAMES", "MULTIPART_STRICT_ERROR":
+			// (the multipart processor's error: a JSON body never has one)
 			body(1 << srcBodyRaw)
+		case "REQBODY_ERROR":
+			body(1 << srcBodyRead)
 		case "REQUEST_COOKIES", "REQUEST_COOKIES_NAMES":
 			m |= 1 << srcCookies
 		case "REQUEST_HEADERS_NAMES":
@@ -610,6 +614,9 @@ func (p *rulePrune) bytesOf(r *http.Request, uri string, body []byte, into *requ
 	}
 	for _, te := range r.TransferEncoding {
 		synthetic("transfer-encoding", te)
+	}
+	if len(body) > 0 {
+		into.src[srcBodyRead], into.present = fullAlphabet, into.present|1<<srcBodyRead
 	}
 	switch {
 	case len(body) == 0:
