@@ -55,7 +55,11 @@ import (
 //     required literals are absent (memoRx below).
 //   - No audit log, no debug log; the rules' logdata and constant msg are dropped
 //     (rewriteRules), and the rule files are compiled to an equivalent, cheaper form for the
-//     configured paranoia level (waf_compile.go).
+//     configured paranoia level, without the rules it makes dead (waf_compile.go).
+//   - Each request runs only the rules it can need: rules with nothing to inspect are
+//     skipped (waf_skip.go), rules no byte of it can make match are pruned (waf_prune.go),
+//     and rules known not to match its line, headers and body values are left out
+//     (waf_rulememo.go).
 
 // wafGroups are the CRS request rule files loaded, in CRS order.
 var wafGroups = []string{

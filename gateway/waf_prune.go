@@ -22,34 +22,37 @@ import (
 
 // Rules that no byte of the request could make match are not evaluated.
 //
-// A rule matches when its operator matches one of its targets' values after its
+// A rule matches when its operator matches one value of one of its targets after its
 // transformations. Most of the CRS operators need particular characters: an XSS pattern
-// needs "<" or a quote, a SQL injection pattern needs a quote, a comment or a keyword's
-// letters, a path traversal needs "." and "/". When the bytes of a request's values cannot
-// spell any match, the rule is removed from the transaction before it runs (RemoveRuleByID,
-// the mechanism of ctl:ruleRemoveById), which saves Coraza's fixed cost of evaluating it,
-// about 3 us per argument rule on a request with a body. A login's JSON ("admin",
-// "admin123", a captcha id and code) cannot spell most of the ~100 argument rules' matches.
+// needs "<" or a quote, a SQL injection pattern a quote, a comment or a keyword's letters, a
+// path traversal "." and "/". When no value of a request can spell a match, the rule is left
+// out of the transaction before it runs (removal, waf_skip.go), which saves Coraza's fixed
+// cost of evaluating it (several microseconds per rule on a request with a body). A login's
+// JSON ("admin", "admin123", a captcha id and code) cannot spell most argument rules' matches.
 //
 // The analysis, per rule, from its compiled text (waf_alphabet.go):
 //
-//   - what its targets can hold: the bytes of the request's values per source (request line,
-//     query names and values as Coraza decodes them, path arguments, JSON keys and string
-//     values as the typed JSON processor reads them, raw body, cookies, header names and
-//     values, single headers), sealed so that a byte from 0x80 stands for all of them;
-//   - what its transformations can make of those bytes (transformAlphabet): a decoder turns
-//     a value holding its escape character into anything, the others add a space or nothing;
+//   - its sources: the request line, URI, path, method, protocol, query names and values as
+//     Coraza decodes them, path arguments, JSON names and string values as the typed JSON
+//     processor reads them, the raw body, cookies, header names and values, single headers;
+//     per request, the bytes each holds (sealed: a byte from 0x80 stands for all of them), and
+//     for arguments the bytes of each value alone (a match comes from one value);
+//   - what its transformations can make of those bytes (transformMaps): a decoder turns a
+//     value holding its escape character into anything, the others add a space or nothing;
 //   - what its operator needs (a condition): for @rx every literal rune and class of a
 //     match, alternatives one of theirs, from the parsed pattern; for @pm and @pmFromFile one
 //     phrase's letters; for @validateByteRange a byte outside the ranges; for @contains,
-//     @streq, @beginsWith, @endsWith the argument's bytes.
+//     @streq, @beginsWith, @endsWith the argument's bytes; for @detectXSS "<" or "=".
 //
-// A rule is pruned only when the condition cannot hold on the transformed alphabet; every
-// step over-approximates, so a pruned rule could not have matched. Rules this cannot read
-// (negated operators, libinjection, macros, numeric comparisons, counts, TX and other
-// variables, bodies of another processor than the typed JSON one, a target added at load)
-// always run. TestRulePruneKeepsMatches runs the CRS regression corpus with and without
-// pruning and gets the same matched rules for every request.
+// A rule is left out when its condition holds on no source's transformed bytes, or when none
+// of its sources has a value; every step over-approximates, so a rule left out could not have
+// matched. The operators this cannot read (negated ones, @detectSQLi, macros, numeric
+// comparisons), counts, TX and other variables, bodies of another processor than the typed
+// JSON one and targets added at load always count as holding. For the rule memo it also
+// tells, per rule, which body values could match (bodyClean, bodyDirty: waf_rulememo.go's
+// split and per-value rules). Outcomes are cached per request shape. TestRulePruneKeepsMatches
+// runs the CRS regression corpus with and without pruning and gets the same matched rules
+// for every request.
 
 // Sources of a rule's values: bit i of a rule's source mask is source i.
 const (
