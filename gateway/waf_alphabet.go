@@ -236,22 +236,25 @@ func anyOf(mask alphabet) condition {
 	return condition{kind: condAny, mask: mask}
 }
 
-// allOf is the conjunction, simplified: constants folded, nested conjunctions flattened,
-// repeated and implied byte needs dropped (needing one of {a, A} implies needing one of
-// {a, A, b}).
-func allOf(subs ...condition) condition {
-	var masks []alphabet
-	var rest []condition
+// flatten reads the operands of a conjunction (kind condAll) or a disjunction (condOneOf):
+// the byte tests, the other conditions, nested operands of the same kind flattened, the
+// neutral constant left out; decided when an operand decides the whole (never in a
+// conjunction, always in a disjunction).
+func flatten(kind condKind, subs []condition) (masks []alphabet, rest []condition, decided bool) {
+	neutral, decisive := condTrue, condFalse
+	if kind == condOneOf {
+		neutral, decisive = condFalse, condTrue
+	}
 	var walk func(cs []condition) bool
 	walk = func(cs []condition) bool {
 		for _, c := range cs {
 			switch c.kind {
-			case condFalse:
+			case decisive:
 				return false
-			case condTrue:
+			case neutral:
 			case condAny:
 				masks = append(masks, c.mask)
-			case condAll:
+			case kind:
 				if !walk(c.subs) {
 					return false
 				}
@@ -261,7 +264,15 @@ func allOf(subs ...condition) condition {
 		}
 		return true
 	}
-	if !walk(subs) {
+	return masks, rest, !walk(subs)
+}
+
+// allOf is the conjunction, simplified: constants folded, nested conjunctions flattened,
+// repeated and implied byte needs dropped (needing one of {a, A} implies needing one of
+// {a, A, b}).
+func allOf(subs ...condition) condition {
+	masks, rest, decided := flatten(condAll, subs)
+	if decided {
 		return never
 	}
 	var out []condition
@@ -277,55 +288,39 @@ func allOf(subs ...condition) condition {
 			out = append(out, anyOf(m))
 		}
 	}
-	out = append(out, rest...) // the cheap byte tests first
-	switch len(out) {
-	case 0:
+	return joined(condAll, append(out, rest...)) // the cheap byte tests first
+}
+
+// joined is the conjunction or disjunction (kind) of operands: its neutral value without
+// any, the operand itself for one.
+func joined(kind condKind, operands []condition) condition {
+	switch {
+	case len(operands) == 1:
+		return operands[0]
+	case len(operands) > 1:
+		return condition{kind: kind, subs: operands}
+	case kind == condAll:
 		return always
-	case 1:
-		return out[0]
 	}
-	return condition{kind: condAll, subs: out}
+	return never
 }
 
 // oneOf is the disjunction, simplified: constants folded, nested disjunctions flattened, the
 // byte tests merged into one.
 func oneOf(subs ...condition) condition {
-	var mask alphabet
-	var rest []condition
-	var walk func(cs []condition) bool
-	walk = func(cs []condition) bool {
-		for _, c := range cs {
-			switch c.kind {
-			case condTrue:
-				return false
-			case condFalse:
-			case condAny:
-				mask = mask.or(c.mask)
-			case condOneOf:
-				if !walk(c.subs) {
-					return false
-				}
-			default:
-				rest = append(rest, c)
-			}
-		}
-		return true
-	}
-	if !walk(subs) {
+	masks, rest, decided := flatten(condOneOf, subs)
+	if decided {
 		return always
+	}
+	var mask alphabet
+	for _, m := range masks {
+		mask = mask.or(m)
 	}
 	var out []condition
 	if mask != (alphabet{}) {
 		out = append(out, anyOf(mask))
 	}
-	out = append(out, absorbed(mask, rest)...)
-	switch len(out) {
-	case 0:
-		return never
-	case 1:
-		return out[0]
-	}
-	return condition{kind: condOneOf, subs: out}
+	return joined(condOneOf, append(out, absorbed(mask, rest)...))
 }
 
 // absorbed drops the alternatives another one implies: a conjunction needing a byte of

@@ -102,12 +102,38 @@ type pruneRule struct {
 // cost more to evaluate than they save, and their outcomes are cached.
 const maxExactCondition = 256
 
+// generations is a bounded cache: two generations of at most max entries each; when the
+// current one is full it becomes the old one, and a hit in the old one is found all the same.
+type generations[K comparable, V any] struct {
+	mu       sync.RWMutex
+	cur, old map[K]V
+	max      int
+}
+
+func (g *generations[K, V]) get(k K) (V, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	v, ok := g.cur[k]
+	if !ok {
+		v, ok = g.old[k]
+	}
+	return v, ok
+}
+
+func (g *generations[K, V]) put(k K, v V) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cur == nil || len(g.cur) >= max(g.max, 1) {
+		g.old, g.cur = g.cur, make(map[K]V, min(max(g.max, 1), 1024))
+	}
+	g.cur[k] = v
+}
+
 // exactCache holds the outcomes of the large conditions per alphabet: the alphabets of a
 // rule's sources repeat (an endpoint's field names, a client's headers) even where the
 // values do not. Two generations of at most exactCacheMax entries.
 type exactCache struct {
-	mu       sync.RWMutex
-	cur, old map[exactKey]bool
+	generations[exactKey, bool]
 }
 
 type exactKey struct {
@@ -119,22 +145,11 @@ const exactCacheMax = 1 << 15
 
 func (c *exactCache) holds(rule int, cond *condition, a *alphabet) bool {
 	k := exactKey{rule, *a}
-	c.mu.RLock()
-	v, ok := c.cur[k]
-	if !ok {
-		v, ok = c.old[k]
-	}
-	c.mu.RUnlock()
-	if ok {
+	if v, ok := c.get(k); ok {
 		return v
 	}
-	v = cond.holds(a)
-	c.mu.Lock()
-	if c.cur == nil || len(c.cur) >= exactCacheMax {
-		c.old, c.cur = c.cur, make(map[exactKey]bool, 1024)
-	}
-	c.cur[k] = v
-	c.mu.Unlock()
+	v := cond.holds(a)
+	c.put(k, v)
 	return v
 }
 
@@ -192,15 +207,9 @@ func (p *rulePrune) collect(stmts []crsStatement) {
 		if child || s.id == 0 || s.vars == "" {
 			continue // a chained rule runs only after its parent matched: the parent decides
 		}
-		phase := 2
-		if m := stmtPhase.FindStringSubmatch(s.text); m != nil {
-			switch m[1] {
-			case "1":
-				phase = 1
-			case "2", "request":
-			default:
-				continue
-			}
+		phase := requestPhase(s)
+		if phase == 0 {
+			continue
 		}
 		sources, ok := p.sourcesOf(s.vars, phase)
 		if !ok {
@@ -465,6 +474,7 @@ func (p *rulePrune) finish(skips *ruleSkips) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.shapes.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+	p.shapes.max, p.cache.max = shapeCacheMax, exactCacheMax
 	if skips.addedAll {
 		p.rules = nil
 		return
@@ -1016,9 +1026,8 @@ func (p *rulePrune) holds(i int, a *alphabet) bool { return p.holdsCheap(i, a) &
 // shape even when their values differ (a new captcha code over the same bytes). Two
 // generations of at most shapeCacheMax outcomes.
 type shapeCache struct {
-	mu       sync.RWMutex
-	seeds    [2]maphash.Seed
-	cur, old map[[2]uint64]shapeOutcome
+	generations[[2]uint64, shapeOutcome]
+	seeds [2]maphash.Seed
 }
 
 type shapeOutcome struct {
@@ -1064,12 +1073,7 @@ func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []
 	}
 	c := &p.shapes
 	key := c.shapeKey(in, present)
-	c.mu.RLock()
-	o, ok := c.cur[key]
-	if !ok {
-		o, ok = c.old[key]
-	}
-	c.mu.RUnlock()
+	o, ok := c.get(key)
 	if ok {
 		for _, id := range o.pruned {
 			out = append(out, int(id))
@@ -1083,11 +1087,6 @@ func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []
 	for i, id := range out {
 		o.pruned[i] = int32(id)
 	}
-	c.mu.Lock()
-	if c.cur == nil || len(c.cur) >= shapeCacheMax {
-		c.old, c.cur = c.cur, make(map[[2]uint64]shapeOutcome, 256)
-	}
-	c.cur[key] = o
-	c.mu.Unlock()
+	c.put(key, o)
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -334,22 +333,15 @@ func TestRulePruneKeepsMatches(t *testing.T) {
 		raws = append(raws, buf.Bytes())
 	}
 	for _, level := range []int{1, 2} {
-		cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-		m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var matched []int
-		m.observe = func(_ http.ResponseWriter, _ *http.Request, ids []int) { matched = ids }
-		h := m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+		h, last := observedWAF(t, level)
 		run := func(prune, memo bool) []string {
 			wafPruneOff.Store(!prune)
 			wafMemoOff.Store(!memo)
 			out := make([]string, len(raws))
 			for i, raw := range raws {
-				matched = nil
+				*last = nil
 				res := runCRSCase(h, raw)
-				ids := slices.Clone(matched)
+				ids := slices.Clone(*last)
 				slices.Sort(ids)
 				out[i] = fmt.Sprint(res.outcome, ids)
 			}

@@ -13,6 +13,20 @@ import (
 	"github.com/shopmind/shopmind/internal/config"
 )
 
+// observedWAF is ShopMind's WAF at a paranoia level in front of a handler that drains the
+// body, with the ids of the rules the last request it served matched.
+func observedWAF(t *testing.T, level int) (http.Handler, *[]int) {
+	t.Helper()
+	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := new([]int)
+	m.observe = func(_ http.ResponseWriter, _ *http.Request, ids []int) { *last = ids }
+	return m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) })), last
+}
+
 func memoWAF(t *testing.T) (*wafMiddleware, http.Handler) {
 	t.Helper()
 	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
@@ -217,14 +231,7 @@ func TestRuleMemoKeepsCorpusVerdicts(t *testing.T) {
 		t.Skip("CRS corpus: long")
 	}
 	cases := loadCRSCases(t)
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var matched []int
-	m.observe = func(_ http.ResponseWriter, _ *http.Request, ids []int) { matched = ids }
-	h := m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	h, last := observedWAF(t, 1)
 	type outcome struct {
 		status  int
 		matched string
@@ -236,7 +243,7 @@ func TestRuleMemoKeepsCorpusVerdicts(t *testing.T) {
 				continue
 			}
 			res := runCRSCase(h, c.raw)
-			ids := slices.Clone(matched)
+			ids := slices.Clone(*last)
 			slices.Sort(ids)
 			var b strings.Builder
 			for _, id := range ids {

@@ -113,20 +113,25 @@ func (k *ruleSkips) collect(stmts []crsStatement) {
 		if !strings.HasPrefix(trimmed, "SecRule ") || s.vars == "" {
 			continue // SecAction, or variables this parser does not read
 		}
-		phase := 2
-		if m := stmtPhase.FindStringSubmatch(s.text); m != nil {
-			switch m[1] {
-			case "1":
-				phase = 1
-			case "2", "request":
-			default:
-				continue // response and logging phases are not run on requests here
+		if phase := requestPhase(s); phase > 0 {
+			if needs, ok := k.needsOf(s.vars, phase); ok {
+				k.skippable = append(k.skippable, skippableRule{id: s.id, needs: needs})
 			}
 		}
-		if needs, ok := k.needsOf(s.vars, phase); ok {
-			k.skippable = append(k.skippable, skippableRule{id: s.id, needs: needs})
-		}
 	}
+}
+
+// requestPhase is the phase a rule runs in on requests, 1 or 2 (default 2); 0 for the
+// response and logging phases, which are not run on requests here.
+func requestPhase(s crsStatement) int {
+	m := stmtPhase.FindStringSubmatch(s.text)
+	switch {
+	case m == nil || m[1] == "2" || m[1] == "request":
+		return 2
+	case m[1] == "1":
+		return 1
+	}
+	return 0
 }
 
 // needsOf returns the content a rule's targets need, or false when one target is always
