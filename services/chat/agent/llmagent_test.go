@@ -15,7 +15,7 @@ import (
 
 func newTestLLMAgent(t *testing.T, srv *llmtest.Server, f *fakeAnalytics, maxIter int) *LLMAgent {
 	t.Helper()
-	client, err := llm.New(llm.Config{BaseURL: srv.BaseURL(), APIKey: "sk-test", Model: "fake-gpt", RetryBackoff: time.Millisecond})
+	client, err := llm.New(llm.Config{Endpoint: llm.Endpoint{BaseURL: srv.BaseURL(), APIKey: "sk-test", Model: "fake-gpt", RetryBackoff: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,8 +54,8 @@ func New(ctx context.Context, cfg config.LLMConfig, dial func(target string) (gr
 
 	var embedder vector.Embedder = vector.NewHashEmbedder(cfg.EmbeddingDimensions)
 	if cfg.EmbeddingsEnabled() {
-		emb, err := llm.NewEmbeddings(llm.EmbeddingsConfig{BaseURL: cfg.EmbeddingsBaseURL, APIKey: cfg.EmbeddingsAPIKey,
-			Model: cfg.EmbeddingsModel, Timeout: cfg.EmbeddingsTimeout, MaxRetries: cfg.MaxRetries})
+		emb, err := llm.NewEmbeddings(llm.EmbeddingsConfig{Endpoint: llm.Endpoint{BaseURL: cfg.EmbeddingsBaseURL,
+			APIKey: cfg.EmbeddingsAPIKey, Model: cfg.EmbeddingsModel, Timeout: cfg.EmbeddingsTimeout, MaxRetries: cfg.MaxRetries}})
 		if err != nil {
 			return nil, nil, fmt.Errorf("chat agent: %w", err)
 		}
@@ -92,8 +92,8 @@ func New(ctx context.Context, cfg config.LLMConfig, dial func(target string) (gr
 		logger.Info("chat agent: offline analyst (no SHOPMIND_LLM_BASE_URL)", "vector_store", store.Name(), "embeddings", embedder.ID())
 		return NewOfflineAnalyst(analytics, tools, OfflineOptions{Logger: logger}), checks, nil
 	}
-	client, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model, Temperature: cfg.Temperature,
-		Timeout: cfg.Timeout, StreamIdleTimeout: cfg.StreamIdleTimeout, MaxRetries: cfg.MaxRetries})
+	client, err := llm.New(llm.Config{Endpoint: llm.Endpoint{BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Model: cfg.Model,
+		Timeout: cfg.Timeout, MaxRetries: cfg.MaxRetries}, Temperature: cfg.Temperature, StreamIdleTimeout: cfg.StreamIdleTimeout})
 	if err != nil {
 		return nil, nil, fmt.Errorf("chat agent: %w", err)
 	}

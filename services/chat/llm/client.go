@@ -24,29 +24,58 @@ const (
 	maxStreamLine            = 8 << 20
 )
 
-// Config configures a Client.
-type Config struct {
+// Endpoint is what both clients need of an OpenAI-compatible API.
+type Endpoint struct {
 	// BaseURL is the API root, for example https://api.openai.com/v1; requests go to
-	// BaseURL + "/chat/completions". Required.
+	// BaseURL + "/chat/completions" or "/embeddings". Required.
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>" when not empty.
 	APIKey string
-	// Model is the default model of requests that name none. Required.
+	// Model is the default model of requests that name none (chat), or the embeddings
+	// model. Required.
 	Model string
-	// Temperature is the default sampling temperature; nil: the provider's default.
-	Temperature *float64
-	// Timeout bounds a non-streaming request, and the wait for a stream's response headers.
+	// Timeout bounds a non-streaming request, and the wait for a stream's response headers
+	// (DefaultTimeout when 0).
 	Timeout time.Duration
-	// StreamIdleTimeout bounds the gap between two lines of a stream.
-	StreamIdleTimeout time.Duration
 	// MaxRetries is how often a request failing with 429, 5xx or a transport error before any
 	// output is tried again; 0: never.
 	MaxRetries int
 	// RetryBackoff is the first wait between tries (doubled each time) unless the provider
-	// sends Retry-After.
+	// sends Retry-After (DefaultRetryBackoff when 0).
 	RetryBackoff time.Duration
 	// HTTPClient is the transport; nil: a client without its own timeout.
 	HTTPClient *http.Client
+}
+
+// prepare checks the endpoint, fills its defaults and returns the API root (what names
+// the client in errors).
+func (e *Endpoint) prepare(what string) (string, error) {
+	base, err := checkBaseURL(e.BaseURL)
+	if err != nil {
+		return "", err
+	}
+	if e.Model == "" {
+		return "", fmt.Errorf("llm: %s model is required", what)
+	}
+	if e.Timeout <= 0 {
+		e.Timeout = DefaultTimeout
+	}
+	if e.RetryBackoff <= 0 {
+		e.RetryBackoff = DefaultRetryBackoff
+	}
+	if e.HTTPClient == nil {
+		e.HTTPClient = &http.Client{}
+	}
+	return base, nil
+}
+
+// Config configures a Client.
+type Config struct {
+	Endpoint
+	// Temperature is the default sampling temperature; nil: the provider's default.
+	Temperature *float64
+	// StreamIdleTimeout bounds the gap between two lines of a stream.
+	StreamIdleTimeout time.Duration
 	// Headers are added to every request (for example OpenAI-Organization).
 	Headers map[string]string
 }
@@ -59,24 +88,12 @@ type Client struct {
 
 // New validates cfg and returns a client.
 func New(cfg Config) (*Client, error) {
-	base, err := checkBaseURL(cfg.BaseURL)
+	base, err := cfg.prepare("chat")
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Model == "" {
-		return nil, errors.New("llm: model is required")
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
 	if cfg.StreamIdleTimeout <= 0 {
 		cfg.StreamIdleTimeout = DefaultStreamIdleTimeout
-	}
-	if cfg.RetryBackoff <= 0 {
-		cfg.RetryBackoff = DefaultRetryBackoff
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
 	}
 	return &Client{cfg: cfg, url: base + "/chat/completions"}, nil
 }

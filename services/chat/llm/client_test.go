@@ -16,7 +16,7 @@ import (
 
 func newClient(t *testing.T, base string, mod func(*llm.Config)) *llm.Client {
 	t.Helper()
-	cfg := llm.Config{BaseURL: base, APIKey: "sk-test", Model: "fake-model", RetryBackoff: time.Millisecond}
+	cfg := llm.Config{Endpoint: llm.Endpoint{BaseURL: base, APIKey: "sk-test", Model: "fake-model", RetryBackoff: time.Millisecond}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -259,7 +259,7 @@ func TestMessageJSON(t *testing.T) {
 
 func TestEmbeddings(t *testing.T) {
 	srv := llmtest.New(t)
-	e, err := llm.NewEmbeddings(llm.EmbeddingsConfig{BaseURL: srv.BaseURL(), Model: "emb", Batch: 2})
+	e, err := llm.NewEmbeddings(llm.EmbeddingsConfig{Endpoint: llm.Endpoint{BaseURL: srv.BaseURL(), Model: "emb"}, Batch: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

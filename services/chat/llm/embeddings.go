@@ -3,10 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"net/http"
-	"time"
 )
 
 // DefaultEmbeddingsBatch is how many texts one embeddings request carries at most.
@@ -14,23 +11,11 @@ const DefaultEmbeddingsBatch = 128
 
 // EmbeddingsConfig configures an Embeddings client.
 type EmbeddingsConfig struct {
-	// BaseURL is the API root; requests go to BaseURL + "/embeddings". Required.
-	BaseURL string
-	// APIKey is sent as a bearer token when not empty.
-	APIKey string
-	// Model is the embeddings model. Required.
-	Model string
+	Endpoint
 	// Dimensions asks models that support it for shorter vectors; 0: the model's width.
 	Dimensions int
-	// Timeout bounds one request (DefaultTimeout when 0).
-	Timeout time.Duration
-	// MaxRetries and RetryBackoff: as in Config.
-	MaxRetries   int
-	RetryBackoff time.Duration
 	// Batch is the most texts per request (DefaultEmbeddingsBatch when 0).
 	Batch int
-	// HTTPClient is the transport; nil: a default client.
-	HTTPClient *http.Client
 }
 
 // Embeddings turns texts into vectors with an OpenAI-compatible embeddings endpoint.
@@ -41,24 +26,12 @@ type Embeddings struct {
 
 // NewEmbeddings validates cfg and returns a client.
 func NewEmbeddings(cfg EmbeddingsConfig) (*Embeddings, error) {
-	base, err := checkBaseURL(cfg.BaseURL)
+	base, err := cfg.prepare("embeddings")
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Model == "" {
-		return nil, errors.New("llm: embeddings model is required")
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.RetryBackoff <= 0 {
-		cfg.RetryBackoff = DefaultRetryBackoff
-	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = DefaultEmbeddingsBatch
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
 	}
 	return &Embeddings{cfg: cfg, url: base + "/embeddings"}, nil
 }
