@@ -1,9 +1,10 @@
 package gateway
 
 import (
+	"math/bits"
 	"regexp/syntax"
 	"slices"
-	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -24,8 +25,9 @@ var (
 	digitsAlpha  = alphabetOf("0123456789")
 	hexLower     = alphabetOf("0123456789abcdef")
 	// lowerFromHigh are the ASCII bytes strings.ToLower makes of runes from U+0080 (such as
-	// U+0130 and U+212A), computed from the unicode tables.
-	lowerFromHigh = func() alphabet {
+	// U+0130 and U+212A), computed from the unicode tables when first needed (a walk over
+	// every rune: not at every program start).
+	lowerFromHigh = sync.OnceValue(func() alphabet {
 		var a alphabet
 		for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
 			if l := unicode.ToLower(r); l < utf8.RuneSelf {
@@ -33,7 +35,7 @@ var (
 			}
 		}
 		return a
-	}()
+	})
 )
 
 func (a *alphabet) add(c byte) { a[c>>6] |= 1 << (c & 63) }
@@ -137,7 +139,7 @@ var transformMaps = map[string]alphabetMap{
 	"lowercase": func(a alphabet) alphabet {
 		out := a.lowerASCII()
 		if a.hasHigh() {
-			out = out.or(lowerFromHigh)
+			out = out.or(lowerFromHigh())
 		}
 		return out
 	},
@@ -187,12 +189,6 @@ func transformModel(name string) (alphabetMap, bool) {
 		return f, true
 	}
 	return full, false
-}
-
-// transformAlphabet is the alphabet a transformation can produce from values over a.
-func transformAlphabet(name string, a alphabet) (alphabet, bool) {
-	f, ok := transformModel(name)
-	return f(a), ok
 }
 
 // transformChain applies a rule's transformations to a, keeping every stage (a rule with
@@ -510,25 +506,61 @@ func rxCondition(re *syntax.Regexp) condition {
 }
 
 // phraseCondition is the condition of @pm's phrases: Coraza matches them ignoring ASCII case.
+// A phrase needs each of its bytes (a letter in either case, a byte from 0x80 as any of
+// them); a phrase needing every byte another one needs adds nothing, so only the minimal
+// sets of needs are kept (data files hold thousands of phrases, most sharing their letters).
 func phraseCondition(phrases []string) condition {
-	subs := make([]condition, 0, len(phrases))
+	var needs []alphabet // per phrase: its bytes, letters as lower case, 0x80 for the high ones
+	seen := map[alphabet]bool{}
 	for _, p := range phrases {
 		if p == "" {
 			return always
 		}
-		var need []condition
+		var n alphabet
 		for i := 0; i < len(p); i++ {
 			c := p[i]
 			switch {
 			case c >= utf8.RuneSelf:
+				c = 0x80
+			case c >= 'A' && c <= 'Z':
+				c += 'a' - 'A'
+			}
+			n.add(c)
+		}
+		if !seen[n] {
+			seen[n] = true
+			needs = append(needs, n)
+		}
+	}
+	slices.SortFunc(needs, func(a, b alphabet) int { return a.size() - b.size() })
+	var minimal []alphabet
+	for _, n := range needs {
+		if !slices.ContainsFunc(minimal, func(m alphabet) bool { return m.within(n) }) {
+			minimal = append(minimal, n)
+		}
+	}
+	subs := make([]condition, 0, len(minimal))
+	for _, n := range minimal {
+		var need []condition
+		for c := 0; c < 256; c++ {
+			if !n.has(byte(c)) {
+				continue
+			}
+			switch {
+			case c == 0x80:
 				need = append(need, anyOf(highAlphabet))
-			case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-				need = append(need, anyOf(alphabetOf(strings.ToLower(string(c))+strings.ToUpper(string(c)))))
+			case c >= 'a' && c <= 'z':
+				need = append(need, anyOf(alphabetOf(string(rune(c))+string(rune(c-'a'+'A')))))
 			default:
-				need = append(need, anyOf(alphabetOf(string(c))))
+				need = append(need, anyOf(alphabetOf(string(rune(c)))))
 			}
 		}
 		subs = append(subs, allOf(need...))
 	}
 	return oneOf(subs...)
+}
+
+// size is the number of bytes in a.
+func (a alphabet) size() int {
+	return bits.OnesCount64(a[0]) + bits.OnesCount64(a[1]) + bits.OnesCount64(a[2]) + bits.OnesCount64(a[3])
 }

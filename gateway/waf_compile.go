@@ -488,7 +488,7 @@ func crsMessage(id int) string {
 }
 
 // crsRequestRulesText is the text of every REQUEST rule file but 901, lowercase.
-func crsRequestRulesText() string {
+var crsRequestRulesText = sync.OnceValue(func() string {
 	var b strings.Builder
 	files, _ := fs.Glob(coreruleset.FS, "@owasp_crs/REQUEST-*.conf")
 	for _, f := range files {
@@ -499,7 +499,7 @@ func crsRequestRulesText() string {
 		b.WriteString(strings.ToLower(string(data)))
 	}
 	return b.String()
-}
+})
 
 // crsSetupVersion is the version crs-setup.conf.example sets (its only rule, 900990, which
 // the directives fold into their SecAction).
@@ -542,13 +542,12 @@ func crsTXUsage(directives string) *txUsage {
 				text = compiled
 			}
 		}
-		for _, s := range splitCRS(text) {
-			if s.rule || strings.HasPrefix(strings.TrimSpace(s.text), "SecRuleUpdate") {
-				texts = append(texts, s.text)
-			}
-		}
+		texts = append(texts, ruleTexts(text)...)
 	}
 	for _, t := range texts {
+		if !strings.Contains(t, "tx") && !strings.Contains(t, "TX") {
+			continue
+		}
 		for _, m := range txSetvar.FindAllStringSubmatch(t, -1) {
 			name := strings.ToLower(m[1])
 			if i := strings.Index(name, "%{"); i >= 0 {
@@ -571,7 +570,7 @@ func crsTXUsage(directives string) *txUsage {
 		}
 		for _, line := range strings.Split(t, "\n") {
 			line = strings.TrimSpace(line)
-			if !strings.HasPrefix(line, "SecRule ") {
+			if !strings.HasPrefix(line, "SecRule ") || !strings.Contains(line, "TX:") && !strings.Contains(line, "tx:") {
 				continue
 			}
 			vars := strings.Fields(line)[1]
@@ -594,6 +593,24 @@ func crsTXUsage(directives string) *txUsage {
 // reads reports whether a rule can read a TX variable.
 func (u *txUsage) reads(name string) bool {
 	return u.read[name] || slices.ContainsFunc(u.readRx, func(re *regexp.Regexp) bool { return re.MatchString(name) })
+}
+
+// ruleTexts are the rule and target-update statements of a rule file, continuation lines
+// joined as in the file (comments left out): what txUsage reads, without splitCRS's parsing.
+func ruleTexts(file string) []string {
+	var out []string
+	lines := strings.SplitAfter(file, "\n")
+	for i := 0; i < len(lines); i++ {
+		start := i
+		for strings.HasSuffix(strings.TrimRight(lines[i], "\r\n"), `\`) && i+1 < len(lines) {
+			i++
+		}
+		text := strings.Join(lines[start:i+1], "")
+		if t := strings.TrimSpace(text); strings.HasPrefix(t, "SecRule") || strings.HasPrefix(t, "SecAction") {
+			out = append(out, text)
+		}
+	}
+	return out
 }
 
 // maybeSet reports whether a TX variable can have a value.
