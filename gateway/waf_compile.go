@@ -59,13 +59,7 @@ var (
 // statements of their own (not rules).
 func splitCRS(file string) []crsStatement {
 	var out []crsStatement
-	lines := strings.SplitAfter(file, "\n")
-	for i := 0; i < len(lines); i++ {
-		start := i
-		for strings.HasSuffix(strings.TrimRight(lines[i], "\r\n"), `\`) && i+1 < len(lines) {
-			i++
-		}
-		text := strings.Join(lines[start:i+1], "")
+	for _, text := range statementTexts(file) {
 		s := crsStatement{text: text}
 		trimmed := strings.TrimSpace(text)
 		if strings.HasPrefix(trimmed, "SecRule ") || strings.HasPrefix(trimmed, "SecAction") {
@@ -87,6 +81,30 @@ func splitCRS(file string) []crsStatement {
 		out = append(out, s)
 	}
 	return out
+}
+
+// statementTexts splits a rule file into its statements as they stand in the file,
+// continuation lines joined.
+func statementTexts(file string) []string {
+	var out []string
+	lines := strings.SplitAfter(file, "\n")
+	for i := 0; i < len(lines); i++ {
+		start := i
+		for strings.HasSuffix(strings.TrimRight(lines[i], "\r\n"), `\`) && i+1 < len(lines) {
+			i++
+		}
+		out = append(out, strings.Join(lines[start:i+1], ""))
+	}
+	return out
+}
+
+// phaseName is the phase of a rule statement as written ("1", "2", ...; "request" is "2",
+// and a rule without a phase runs in 2).
+func phaseName(s crsStatement) string {
+	if m := stmtPhase.FindStringSubmatch(s.text); m != nil && m[1] != "request" {
+		return m[1]
+	}
+	return "2"
 }
 
 // dropAboveParanoia removes the rules (with their chained rules) tagged with a paranoia
@@ -130,12 +148,6 @@ func foldParanoiaChecks(stmts []crsStatement, pl int) []crsStatement {
 		n, _ := strconv.Atoi(m[2])
 		return m[1], n, true
 	}
-	phaseOf := func(s crsStatement) string {
-		if m := stmtPhase.FindStringSubmatch(s.text); m != nil && m[1] != "request" {
-			return m[1]
-		}
-		return "2"
-	}
 	// An "@lt N" with N > pl always matches: in its phase, every rule after it up to its
 	// marker can never run, and is dropped with it.
 	deadUntil := map[string]string{} // phase → marker
@@ -161,7 +173,7 @@ func foldParanoiaChecks(stmts []crsStatement, pl int) []crsStatement {
 			chainDead = s.chain
 			continue
 		}
-		if deadUntil[phaseOf(s)] != "" {
+		if deadUntil[phaseName(s)] != "" {
 			chainDead = s.chain
 			continue
 		}
@@ -177,7 +189,7 @@ func foldParanoiaChecks(stmts []crsStatement, pl int) []crsStatement {
 			s.vars = ""
 		case op == "lt":
 			marker := s.text[strings.Index(s.text, "skipAfter:")+len("skipAfter:"):]
-			deadUntil[phaseOf(s)] = strings.Trim(strings.TrimRight(strings.TrimSpace(marker), `"`), `"'`)
+			deadUntil[phaseName(s)] = strings.Trim(strings.TrimRight(strings.TrimSpace(marker), `"`), `"'`)
 			continue
 		}
 		out = append(out, s)
@@ -531,8 +543,7 @@ var (
 )
 
 func crsTXUsage(directives string) *txUsage {
-	u := &txUsage{set: map[string]bool{}, read: map[string]bool{}, constant: map[string][]string{}, varying: map[string]bool{}}
-	texts := []string{directives}
+	texts := ruleTexts(directives)
 	files, _ := fs.Glob(coreruleset.FS, "@owasp_crs/REQUEST-*.conf")
 	for _, f := range files {
 		data, _ := fs.ReadFile(coreruleset.FS, f)
@@ -544,6 +555,12 @@ func crsTXUsage(directives string) *txUsage {
 		}
 		texts = append(texts, ruleTexts(text)...)
 	}
+	return txUsageOf(texts)
+}
+
+// txUsageOf reads which TX variables the rule statements texts set and read.
+func txUsageOf(texts []string) *txUsage {
+	u := &txUsage{set: map[string]bool{}, read: map[string]bool{}, constant: map[string][]string{}, varying: map[string]bool{}}
 	for _, t := range texts {
 		if !strings.Contains(t, "tx") && !strings.Contains(t, "TX") {
 			continue
@@ -595,22 +612,25 @@ func (u *txUsage) reads(name string) bool {
 	return u.read[name] || slices.ContainsFunc(u.readRx, func(re *regexp.Regexp) bool { return re.MatchString(name) })
 }
 
-// ruleTexts are the rule and target-update statements of a rule file, continuation lines
-// joined as in the file (comments left out): what txUsage reads, without splitCRS's parsing.
+// ruleTexts are the rule statements of a rule file (SecRule, SecAction), continuation lines
+// joined: what txUsage reads, without splitCRS's parsing.
 func ruleTexts(file string) []string {
 	var out []string
-	lines := strings.SplitAfter(file, "\n")
-	for i := 0; i < len(lines); i++ {
-		start := i
-		for strings.HasSuffix(strings.TrimRight(lines[i], "\r\n"), `\`) && i+1 < len(lines) {
-			i++
-		}
-		text := strings.Join(lines[start:i+1], "")
+	for _, text := range statementTexts(file) {
 		if t := strings.TrimSpace(text); strings.HasPrefix(t, "SecRule") || strings.HasPrefix(t, "SecAction") {
 			out = append(out, text)
 		}
 	}
 	return out
+}
+
+// fixed reports whether a TX variable has the same value in every transaction: set only by
+// unconditional SecActions to literal values, or never set (captures are not).
+func (u *txUsage) fixed(name string) bool {
+	if len(name) == 1 && name[0] >= '0' && name[0] <= '9' {
+		return false // captures
+	}
+	return !u.varying[name] && !slices.ContainsFunc(u.setPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
 }
 
 // maybeSet reports whether a TX variable can have a value.
@@ -626,7 +646,7 @@ func (u *txUsage) maybeSet(name string) bool {
 	return false
 }
 
-// writeOnlyAction matches a rule whose only effects are setvars: pass, nolog, t:none and
+// quietActions matches the actions of a rule whose only effects are setvars: pass, nolog, t:none and
 // the metadata actions, nothing that logs, blocks, controls or skips.
 var (
 	actionList   = regexp.MustCompile(`"([^"]*)"\s*$`)
@@ -762,7 +782,7 @@ func mergeActions(stmts []crsStatement) []crsStatement {
 		case !s.rule && !strings.HasPrefix(strings.TrimSpace(s.text), "SecMarker"):
 			out = append(out, s) // comments do not separate
 			continue
-		case mergeable && last >= 0 && phaseOfStmt(out[last]) == phaseOfStmt(s):
+		case mergeable && last >= 0 && phaseName(out[last]) == phaseName(s):
 			prev := &out[last]
 			pm := actionList.FindStringSubmatch(strings.ReplaceAll(strings.TrimSpace(prev.text), "\\\n", ""))
 			var extra []string
@@ -781,11 +801,4 @@ func mergeActions(stmts []crsStatement) []crsStatement {
 		}
 	}
 	return out
-}
-
-func phaseOfStmt(s crsStatement) string {
-	if m := stmtPhase.FindStringSubmatch(s.text); m != nil && m[1] != "request" {
-		return m[1]
-	}
-	return "2"
 }

@@ -74,13 +74,12 @@ type control struct {
 }
 
 var (
-	ctlRemoveByID    = regexp.MustCompile(`ctl:ruleRemove(?:Target)?ById=(\d+)(?:-(\d+))?`)
-	ctlUnsafe        = regexp.MustCompile(`ctl:(?:ruleRemoveByTag|ruleRemoveByMsg|ruleRemoveTargetByTag|ruleRemoveTargetByMsg|ruleEngine)`)
-	flowSkip         = regexp.MustCompile(`[",\s](skip|skipAfter):([^,"\s\\]+)`)
-	lineVariables    = []string{"REQUEST_LINE", "REQUEST_METHOD", "REQUEST_PROTOCOL", "REQUEST_URI", "REQUEST_URI_RAW", "REQUEST_FILENAME", "REQUEST_BASENAME", "QUERY_STRING", "ARGS_GET", "ARGS_GET_NAMES", "ARGS_PATH"}
-	headerVariables  = []string{"REQUEST_HEADERS_NAMES", "REQUEST_COOKIES", "REQUEST_COOKIES_NAMES"}
-	bodyVariables    = []string{"ARGS", "ARGS_NAMES", "ARGS_POST", "ARGS_POST_NAMES", "XML", "FILES", "FILES_NAMES", "REQUEST_BODY", "REQUEST_BODY_LENGTH", "ARGS_COMBINED_SIZE", "FILES_COMBINED_SIZE", "FILES_SIZES"}
-	memoOperatorPart = regexp.MustCompile(`^SecRule\s+\S+\s+"((?:[^"\\]|\\.)*)"`)
+	ctlRemoveByID   = regexp.MustCompile(`ctl:ruleRemove(?:Target)?ById=(\d+)(?:-(\d+))?`)
+	ctlUnsafe       = regexp.MustCompile(`ctl:(?:ruleRemoveByTag|ruleRemoveByMsg|ruleRemoveTargetByTag|ruleRemoveTargetByMsg|ruleEngine)`)
+	flowSkip        = regexp.MustCompile(`[",\s](skip|skipAfter):([^,"\s\\]+)`)
+	lineVariables   = []string{"REQUEST_LINE", "REQUEST_METHOD", "REQUEST_PROTOCOL", "REQUEST_URI", "REQUEST_URI_RAW", "REQUEST_FILENAME", "REQUEST_BASENAME", "QUERY_STRING", "ARGS_GET", "ARGS_GET_NAMES", "ARGS_PATH"}
+	headerVariables = []string{"REQUEST_HEADERS_NAMES", "REQUEST_COOKIES", "REQUEST_COOKIES_NAMES"}
+	bodyVariables   = []string{"ARGS", "ARGS_NAMES", "ARGS_POST", "ARGS_POST_NAMES", "XML", "FILES", "FILES_NAMES", "REQUEST_BODY", "REQUEST_BODY_LENGTH", "ARGS_COMBINED_SIZE", "FILES_COMBINED_SIZE", "FILES_SIZES"}
 )
 
 // ruleMemo holds the memoizable rules (collected at load) and the outcomes.
@@ -90,11 +89,10 @@ type ruleMemo struct {
 	controls []control
 	seq      []crsStatement // the loaded statements, until finish
 	unsafe   bool           // a control the memo cannot account for: no memo at all
-	// txVarying are the TX variables rules can change (a prefix for names set by macro).
-	txVarying         map[string]bool
-	txVaryingPrefixes []string
-	headers           []string // named header inputs (lower case), bit inputHeader<<index
-	seeds             [2]maphash.Seed
+	// tx is which TX variables the loaded rules and the directives set (txUsage).
+	tx      *txUsage
+	headers []string // named header inputs (lower case), bit inputHeader<<index
+	seeds   [2]maphash.Seed
 
 	cur, old map[[2]uint64]struct{}
 }
@@ -194,7 +192,6 @@ type guard struct {
 var (
 	operatorMacro = regexp.MustCompile(`%\{([^}]*)\}`)
 	sideEffect    = regexp.MustCompile(`[",\s](?:setvar|ctl|exec|initcol|setenv|expirevar|deprecatevar|setuid|setsid):`)
-	setvarTX      = regexp.MustCompile(`(?i)setvar:'?(!)?tx\.([^=,'"\s]+)(?:=([^,'"]*))?`)
 )
 
 // unitInputs returns the inputs of a SecRule of phase 1 or 2 (with its chained rules) whose
@@ -219,13 +216,13 @@ func (k *ruleMemo) unitInputs(u unit) (inputGroup, bool, bool) {
 		if !strings.HasPrefix(t, "SecRule ") || st.vars == "" || i < len(u.stmts)-1 && sideEffect.MatchString(st.text) {
 			return 0, false, false
 		}
-		op := memoOperatorPart.FindStringSubmatch(strings.ReplaceAll(t, "\\\n", " "))
-		if op == nil {
+		op, _, ok := operatorAndActions(strings.ReplaceAll(t, "\\\n", " "), st.vars)
+		if !ok {
 			return 0, false, false
 		}
-		for _, m := range operatorMacro.FindAllStringSubmatch(op[1], -1) {
+		for _, m := range operatorMacro.FindAllStringSubmatch(op, -1) {
 			name, isTX := strings.CutPrefix(strings.ToLower(m[1]), "tx.")
-			if !isTX || !k.constTX(name) {
+			if !isTX || !k.tx.fixed(name) {
 				return 0, false, false
 			}
 		}
@@ -237,44 +234,6 @@ func (k *ruleMemo) unitInputs(u unit) (inputGroup, bool, bool) {
 		noBody = noBody || vNoBody
 	}
 	return in, noBody, true
-}
-
-// constTX reports whether a TX variable has the same value in every transaction: set only by
-// unconditional SecActions to literal values (or never set).
-func (k *ruleMemo) constTX(name string) bool {
-	if len(name) == 1 && name[0] >= '0' && name[0] <= '9' {
-		return false // captures
-	}
-	if k.txVarying[name] {
-		return false
-	}
-	for _, prefix := range k.txVaryingPrefixes {
-		if strings.HasPrefix(name, prefix) {
-			return false
-		}
-	}
-	return true
-}
-
-// findVaryingTX records the TX variables a rule (or a SecAction with a macro value, or a
-// deletion) can change per transaction.
-func (k *ruleMemo) findVaryingTX(stmts []crsStatement) {
-	for _, st := range stmts {
-		if !st.rule {
-			continue
-		}
-		action := strings.HasPrefix(strings.TrimSpace(st.text), "SecAction")
-		for _, m := range setvarTX.FindAllStringSubmatch(st.text, -1) {
-			name := strings.ToLower(m[2])
-			if i := strings.Index(name, "%{"); i >= 0 {
-				k.txVaryingPrefixes = append(k.txVaryingPrefixes, name[:i])
-				continue
-			}
-			if !action || m[1] == "!" || strings.Contains(m[3], "%{") {
-				k.txVarying[name] = true
-			}
-		}
-	}
 }
 
 // controlsOf records the runtime controls of a rule statement (or of the directives):
@@ -318,7 +277,7 @@ func (k *ruleMemo) inputsOf(vars string, child bool) (in inputGroup, noBody, ok 
 		case slices.Contains(headerVariables, t.name):
 			in |= inputAllHeaders
 		case t.name == "TX" && t.key != "" && !strings.HasPrefix(t.key, "/") &&
-			(k.constTX(strings.ToLower(t.key)) || child && len(t.key) == 1 && t.key[0] >= '0' && t.key[0] <= '9'):
+			(k.tx.fixed(strings.ToLower(t.key)) || child && len(t.key) == 1 && t.key[0] >= '0' && t.key[0] <= '9'):
 			// a constant, or (in a chained rule) a capture of the rule before it
 		case child && slices.Contains([]string{"MATCHED_VAR", "MATCHED_VARS", "MATCHED_VAR_NAME", "MATCHED_VARS_NAMES"}, t.name):
 			// what the rule before it matched, itself from the same inputs
@@ -341,9 +300,13 @@ func (k *ruleMemo) finish(directives string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	dir := splitCRS(directives)
-	k.txVarying = map[string]bool{}
-	k.findVaryingTX(dir)
-	k.findVaryingTX(k.seq)
+	texts := ruleTexts(directives)
+	for _, st := range k.seq {
+		if st.rule {
+			texts = append(texts, st.text)
+		}
+	}
+	k.tx = txUsageOf(texts)
 	k.memoizable()
 	for _, u := range units(dir) {
 		for _, st := range u.stmts {

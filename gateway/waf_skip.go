@@ -124,12 +124,11 @@ func (k *ruleSkips) collect(stmts []crsStatement) {
 // requestPhase is the phase a rule runs in on requests, 1 or 2 (default 2); 0 for the
 // response and logging phases, which are not run on requests here.
 func requestPhase(s crsStatement) int {
-	m := stmtPhase.FindStringSubmatch(s.text)
-	switch {
-	case m == nil || m[1] == "2" || m[1] == "request":
-		return 2
-	case m[1] == "1":
+	switch phaseName(s) {
+	case "1":
 		return 1
+	case "2":
+		return 2
 	}
 	return 0
 }
@@ -274,13 +273,6 @@ func (k *ruleSkips) present(r *http.Request, query, pathArgs bool) contentMask {
 		}
 	}
 	return m
-}
-
-// rangesFor returns the id ranges to remove for a request carrying present: runs of
-// consecutive loaded rules that all lack their content (a range never spans a rule that must
-// run).
-func (k *ruleSkips) rangesFor(present contentMask) [][2]int {
-	return k.runs(k.skipBits(present))
 }
 
 // skipBits is the set of loaded rules (by position) a request carrying present skips.

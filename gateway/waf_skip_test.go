@@ -129,3 +129,10 @@ func TestRuleSkipsOfTheLoadedRules(t *testing.T) {
 		t.Error("no body counts as present")
 	}
 }
+
+// rangesFor (tests) returns the id ranges to remove for a request carrying present: runs of
+// consecutive loaded rules that all lack their content (a range never spans a rule that must
+// run).
+func (k *ruleSkips) rangesFor(present contentMask) [][2]int {
+	return k.runs(k.skipBits(present))
+}
