@@ -181,7 +181,8 @@ func (c *metadataConn) Invoke(ctx context.Context, method string, args, reply an
 	return c.ClientConnInterface.Invoke(c.outgoing(ctx), method, args, reply, opts...)
 }
 
-// NewStream adds the metadata to a stream.
+// NewStream adds the metadata to a stream (and reports a server stream's early failure
+// from Header, see earlyStatusStream).
 func (c *metadataConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return c.ClientConnInterface.NewStream(c.outgoing(ctx), desc, method, opts...)
+	return openStream(c.outgoing(ctx), c.ClientConnInterface, desc, method, opts...)
 }

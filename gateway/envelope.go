@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -34,6 +37,25 @@ func newEnvelopeMarshaler() *envelopeMarshaler {
 	}}
 }
 
+// NewDecoder reads exactly one JSON value: trailing bytes other than white space (a second
+// value, stray braces) are a 400, where encoding/json's stream decoder would stop after the
+// first value and ignore the rest.
+func (m *envelopeMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	d := json.NewDecoder(r)
+	inner := runtime.DecoderWrapper{Decoder: d, UnmarshalOptions: m.UnmarshalOptions}
+	return runtime.DecoderFunc(func(v any) error {
+		if err := inner.Decode(v); err != nil {
+			return err
+		}
+		if _, err := d.Token(); !errors.Is(err, io.EOF) {
+			return errTrailingJSON
+		}
+		return nil
+	})
+}
+
+var errTrailingJSON = errors.New("request body: unexpected data after the JSON value (send exactly one JSON object)")
+
 var (
 	envelopeHead = []byte(`{"code":0,"message":"` + successMessage + `","data":`)
 	envelopeTail = []byte(`}`)
@@ -51,6 +73,10 @@ func (m *envelopeMarshaler) Marshal(v any) ([]byte, error) {
 		}
 		return append(out, envelopeTail...), nil
 	}
+	if st, ok := streamErrorChunk(v); ok {
+		env := apperr.FromStatus(status.FromProto(st))
+		return json.Marshal(errorBody{Code: env.Code, Message: env.Message})
+	}
 	data, err := m.JSONPb.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -59,6 +85,18 @@ func (m *envelopeMarshaler) Marshal(v any) ([]byte, error) {
 	out = append(out, envelopeHead...)
 	out = append(out, data...)
 	return append(out, envelopeTail...), nil
+}
+
+// streamErrorChunk recognises the {"error": status} chunk grpc-gateway writes when a server
+// stream fails after its first message, so that it is written as an error envelope (its
+// code and message) rather than as data under code 0.
+func streamErrorChunk(v any) (*spb.Status, bool) {
+	chunk, ok := v.(map[string]proto.Message)
+	if !ok || len(chunk) != 1 {
+		return nil, false
+	}
+	st, ok := chunk["error"].(*spb.Status)
+	return st, ok
 }
 
 // errorBody is the envelope of a failure: data is always null.

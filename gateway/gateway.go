@@ -188,6 +188,13 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 
 // newMux builds one environment's grpc-gateway mux: envelope marshalling and errors, only
 // allow-listed client headers forwarded, x-env and the Metadata hook's pairs added.
+// answeredHeaders are the gRPC response headers the gateway passes to REST clients.
+var answeredHeaders = map[string]string{
+	// basic's writes: "pending" when the change is committed but not yet in the analytical
+	// store (it follows within seconds).
+	"x-shopmind-sync": "X-Shopmind-Sync",
+}
+
 func (g *Gateway) newMux(env string) *runtime.ServeMux {
 	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newEnvelopeMarshaler()),
@@ -197,7 +204,11 @@ func (g *Gateway) newMux(env string) *runtime.ServeMux {
 			v, ok := forwardedHeaders[key]
 			return v, ok
 		}),
-		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		// Only the headers the contract documents leave the gateway (no Grpc-Metadata-*).
+		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
+			v, ok := answeredHeaders[key]
+			return v, ok
+		}),
 		runtime.WithMiddlewares(g.muxMiddleware),
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithDisableHTTPMethodOverride(),
@@ -230,7 +241,9 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if info := infoFrom(r.Context()); info != nil {
-		info.backendPath = r.URL.Path // rewritten and version-negotiated: x-http-path
+		// Rewritten and version-negotiated: x-http-path. Escaped, since gRPC metadata
+		// carries printable ASCII only (a client's raw bytes would fail the call).
+		info.backendPath = r.URL.EscapedPath()
 	}
 	g.envs[EnvironmentFrom(r.Context())].mux.ServeHTTP(w, r)
 }

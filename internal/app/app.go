@@ -28,6 +28,7 @@ import (
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/discovery"
 	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/inputcheck"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
 )
@@ -70,6 +71,21 @@ func Run(ctx context.Context, opts Options) error {
 	if cfg.JWTSecretGenerated {
 		log.Warn("SHOPMIND_JWT_SECRET is not set: using a random secret for this process only; tokens die with it and replicas cannot verify each other's tokens. Set it before any real use.")
 	}
+	// Bind the ports first: a port in use is the most common start failure, and it should
+	// fail at once, naming the variable, before any database work.
+	var grpcLis, httpLis net.Listener
+	if has(ModuleGRPCServer) {
+		if grpcLis, err = listen(cfg.GRPCAddr, "SHOPMIND_GRPC_ADDR"); err != nil {
+			return err
+		}
+		defer grpcLis.Close() // for failure paths; Serve and Stop close it otherwise
+	}
+	if has(TargetGateway) {
+		if httpLis, err = listen(cfg.HTTPAddr, "SHOPMIND_HTTP_ADDR"); err != nil {
+			return err
+		}
+		defer httpLis.Close()
+	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
@@ -80,18 +96,22 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		defer pool.Close()
 	}
+	// Background work (the revocation listener, the services' loops) runs until Run returns,
+	// after the servers have drained, and has stopped before the pool closes.
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
 
 	// One token verifier and one revocation list per process, shared by the gRPC services
 	// and the gateway; the list is loaded before anything serves.
 	tokens := authn.NewTokens(cfg.JWTSecret, cfg.Auth.AccessTTL, cfg.Auth.RefreshTTL)
 	rev := authn.NewRevocations(pool, log)
-	if err := rev.Start(ctx); err != nil {
+	defer rev.Wait() // runs before pool.Close, after stopBackground
+	defer stopBackground()
+	if err := rev.Start(ctx, background); err != nil {
 		return fmt.Errorf("revocation list: %w", err)
 	}
 
 	var addrs Addrs
 	var grpcSrv *grpcserver.Server
-	var grpcLis net.Listener
 	conns := &connCache{conns: map[string]*grpc.ClientConn{}}
 	defer conns.closeAll()
 	var etcd *clientv3.Client
@@ -110,7 +130,7 @@ func Run(ctx context.Context, opts Options) error {
 				dcfg.Env = env // another edge environment: its own key prefix
 			} // the default environment is this process's own, SHOPMIND_ETCD_ENV
 			return conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
-				return discovery.Dial(ctx, dcfg, etcd, target, log)
+				return discovery.Dial(ctx, dcfg, etcd, target, log, inputcheck.DialOptions()...)
 			})
 		}
 		addr := cfg.EnvAddrOf(env, target)
@@ -129,9 +149,6 @@ func Run(ctx context.Context, opts Options) error {
 		return dialEnv(config.DefaultEnvironment, target)
 	}
 	if has(ModuleGRPCServer) {
-		if grpcLis, err = net.Listen("tcp", cfg.GRPCAddr); err != nil {
-			return fmt.Errorf("grpc listen: %w", err)
-		}
 		addrs.GRPC = grpcLis.Addr().String()
 		auth, perms := newAuthenticator(cfg, tokens, rev, dial)
 		if grpcSrv, err = grpcserver.New(grpcserver.Options{Logger: log, Registry: registry,
@@ -140,7 +157,7 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		deps := service.Deps{Config: cfg, Logger: log, DB: pool, Dial: dial, Auth: auth, Permissions: perms}
 		for _, s := range selected {
-			if err := s.Register(ctx, grpcSrv, deps); err != nil {
+			if err := s.Register(background, grpcSrv, deps); err != nil {
 				return fmt.Errorf("start %s: %w", s.Name, err)
 			}
 			if cfg.DemoData && s.Seed != nil {
@@ -153,7 +170,6 @@ func Run(ctx context.Context, opts Options) error {
 	}
 
 	var httpSrv *http.Server
-	var httpLis net.Listener
 	if has(TargetGateway) {
 		var backends []gateway.Backend
 		for _, s := range opts.Services {
@@ -200,9 +216,6 @@ func Run(ctx context.Context, opts Options) error {
 		httpSrv = &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 		if err := gateway.ConfigureServer(httpSrv, cfg.Edge); err != nil { // HTTPS + HTTP/2 when configured
 			return err
-		}
-		if httpLis, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-			return fmt.Errorf("http listen: %w", err)
 		}
 		addrs.HTTP = httpLis.Addr().String()
 	}
@@ -270,11 +283,20 @@ func Run(ctx context.Context, opts Options) error {
 	return runErr
 }
 
+// listen binds addr; the error names the variable that sets it.
+func listen(addr, variable string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (set %s to another address): %w", addr, variable, err)
+	}
+	return lis, nil
+}
+
 func openDatabase(ctx context.Context, cfg *config.Config, log *slog.Logger, selected []service.Def) (*pgxpool.Pool, error) {
 	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL)
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConns)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
@@ -328,7 +350,7 @@ type connCache struct {
 
 func (c *connCache) get(addr string) (*grpc.ClientConn, error) {
 	return c.getWith(addr, func() (*grpc.ClientConn, error) {
-		return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		return grpc.NewClient(addr, append(inputcheck.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 	})
 }
 

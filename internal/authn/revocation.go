@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shopmind/shopmind/internal/postgres"
@@ -44,6 +45,7 @@ type Revocations struct {
 	tokens   map[string]time.Time
 	families map[string]time.Time
 	loaded   chan struct{}
+	stopped  chan struct{} // closed when the listener has stopped
 }
 
 // NewRevocations returns a list backed by pool (nil: memory only, for unit tests).
@@ -97,15 +99,23 @@ func (r *Revocations) Revoke(ctx context.Context, kind, id string, exp time.Time
 	return tx.Commit(ctx)
 }
 
-// Start loads the list and follows changes until ctx ends. It returns once the first load is
-// done, so a process never serves before it knows the revocations.
-func (r *Revocations) Start(ctx context.Context) error {
+// Start loads the list and follows changes until run ends. It returns once the first load
+// is done (or ctx, the start, ends), so a process never serves before it knows the
+// revocations. The listener holds a connection of its own, outside the pool (a pool
+// connection held forever would shrink the pool, and closing the pool would wait for it);
+// Wait returns once it has let go.
+func (r *Revocations) Start(ctx, run context.Context) error {
+	r.stopped = make(chan struct{})
 	if r.pool == nil {
 		close(r.loaded)
+		close(r.stopped)
 		return nil
 	}
 	first := make(chan error, 1)
-	go r.follow(ctx, first)
+	go func() {
+		defer close(r.stopped)
+		r.follow(run, first)
+	}()
 	select {
 	case err := <-first:
 		return err
@@ -114,18 +124,30 @@ func (r *Revocations) Start(ctx context.Context) error {
 	}
 }
 
+// Wait blocks until the listener started by Start has stopped (run ended); it returns at
+// once when Start was not called.
+func (r *Revocations) Wait() {
+	if r.stopped != nil {
+		<-r.stopped
+	}
+}
+
 // follow listens for notifications; after any connection loss it listens again and reloads,
-// so nothing announced meanwhile is missed.
+// so nothing announced meanwhile is missed. The first outcome (loaded, or the first
+// failure) goes to first.
 func (r *Revocations) follow(ctx context.Context, first chan<- error) {
 	backoff := 100 * time.Millisecond
 	prune := time.NewTicker(time.Minute)
 	defer prune.Stop()
-	for ctx.Err() == nil {
-		err := r.listenOnce(ctx, first, prune.C)
+	report := func(err error) {
 		if first != nil {
 			first <- err
 			first = nil
 		}
+	}
+	for ctx.Err() == nil {
+		err := r.listenOnce(ctx, func() { report(nil); backoff = 100 * time.Millisecond }, prune.C)
+		report(err)
 		if ctx.Err() != nil {
 			return
 		}
@@ -139,25 +161,24 @@ func (r *Revocations) follow(ctx context.Context, first chan<- error) {
 	}
 }
 
-func (r *Revocations) listenOnce(ctx context.Context, first chan<- error, prune <-chan time.Time) error {
-	conn, err := r.pool.Acquire(ctx)
+// listenOnce listens on a new connection, loads the list, calls loaded, and applies
+// notifications until the connection fails or ctx ends.
+func (r *Revocations) listenOnce(ctx context.Context, loaded func(), prune <-chan time.Time) error {
+	conn, err := pgx.ConnectConfig(ctx, r.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer conn.Close(context.Background()) //nolint:errcheck
 	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		return err
 	}
-	defer conn.Exec(context.Background(), "UNLISTEN "+notifyChannel) //nolint:errcheck
 	if err := r.load(ctx); err != nil {
 		return err
 	}
-	if first != nil {
-		first <- nil
-	}
+	loaded()
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		n, err := conn.Conn().WaitForNotification(waitCtx)
+		n, err := conn.WaitForNotification(waitCtx)
 		cancel()
 		select {
 		case <-prune:

@@ -14,6 +14,7 @@ const (
 	DefaultSyncRequestTimeout     = 15 * time.Second
 	DefaultUpstreamRetries        = 2
 	DefaultWarehouseRetryInterval = 10 * time.Second
+	DefaultWarehousePushWait      = time.Second
 	// MaxUpstreamRetries bounds SHOPMIND_SYNC_RETRIES.
 	MaxUpstreamRetries = 10
 )
@@ -44,13 +45,17 @@ type BasicConfig struct {
 	// WarehouseRetryInterval is how often the background loop retries writes to the
 	// analytical store that failed during a request (SHOPMIND_WAREHOUSE_RETRY_INTERVAL).
 	WarehouseRetryInterval time.Duration
+	// WarehousePushWait is how long a write request waits for its change to reach the
+	// analytical store before answering with the sync pending (SHOPMIND_WAREHOUSE_PUSH_WAIT).
+	WarehousePushWait time.Duration
 }
 
 // loadBasic reads the basic service's variables, appending a message naming the variable
 // to errs for each malformed value.
 func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
 	cfg := BasicConfig{SyncTimeout: DefaultSyncTimeout, UpstreamTimeout: DefaultSyncRequestTimeout,
-		UpstreamRetries: DefaultUpstreamRetries, WarehouseRetryInterval: DefaultWarehouseRetryInterval}
+		UpstreamRetries: DefaultUpstreamRetries, WarehouseRetryInterval: DefaultWarehouseRetryInterval,
+		WarehousePushWait: DefaultWarehousePushWait}
 	httpURL := func(key string) string {
 		v := strings.TrimSpace(getenv(key))
 		if v == "" {
@@ -80,6 +85,7 @@ func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
 	duration("SHOPMIND_SYNC_TIMEOUT", &cfg.SyncTimeout)
 	duration("SHOPMIND_SYNC_REQUEST_TIMEOUT", &cfg.UpstreamTimeout)
 	duration("SHOPMIND_WAREHOUSE_RETRY_INTERVAL", &cfg.WarehouseRetryInterval)
+	duration("SHOPMIND_WAREHOUSE_PUSH_WAIT", &cfg.WarehousePushWait)
 	if v := strings.TrimSpace(getenv("SHOPMIND_SYNC_RETRIES")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > MaxUpstreamRetries {

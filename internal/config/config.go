@@ -34,8 +34,13 @@ type Config struct {
 	// ServiceAddrs maps a target to the gRPC address the gateway dials (static discovery).
 	// Targets absent from the map are dialled at GRPCAddr.
 	ServiceAddrs map[string]string
-	// DatabaseURL is the platform PostgreSQL database (created when missing).
+	// DatabaseURL is the platform PostgreSQL database (created when missing). pgx's pool
+	// parameters (pool_max_conns, ...) may be given in it.
 	DatabaseURL string
+	// DatabaseMaxConns caps the process's connection pool (SHOPMIND_DATABASE_MAX_CONNS, at
+	// least postgres.MinMaxConns; 0: the URL's pool_max_conns, else postgres.DefaultMaxConns).
+	// The revocation listener keeps a connection of its own outside the pool.
+	DatabaseMaxConns int
 	// JWTSecret signs and verifies tokens (HS256).
 	JWTSecret string
 	// JWTSecretGenerated is true when no secret was configured and a random one is in use.
@@ -145,6 +150,7 @@ func load(getenv func(string) string) (*Config, error) {
 	if cfg.ShutdownTimeout, err = time.ParseDuration(env("SHOPMIND_SHUTDOWN_TIMEOUT", "20s")); err != nil || cfg.ShutdownTimeout <= 0 {
 		errs = append(errs, "SHOPMIND_SHUTDOWN_TIMEOUT: not a positive duration")
 	}
+	cfg.DatabaseMaxConns = vars{getenv, &errs}.integer("SHOPMIND_DATABASE_MAX_CONNS", 0, 4, 10000) // 4: postgres.MinMaxConns
 	if cfg.MaxBodyBytes, err = strconv.ParseInt(env("SHOPMIND_MAX_BODY_BYTES", "4194304"), 10, 64); err != nil || cfg.MaxBodyBytes <= 0 {
 		errs = append(errs, "SHOPMIND_MAX_BODY_BYTES: not a positive integer")
 	}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/inputcheck"
 	"github.com/shopmind/shopmind/internal/logging"
 )
 
@@ -86,7 +87,8 @@ func New(opts Options) (*Server, error) {
 	obs := &observer{log: opts.Logger, metrics: m}
 	unary := append(append([]grpc.UnaryServerInterceptor{obs.unary, recoverUnary(opts.Logger), mapErrorsUnary(opts.Logger)}, opts.Unary...), v.unary)
 	stream := append(append([]grpc.StreamServerInterceptor{obs.stream, recoverStream(opts.Logger), mapErrorsStream(opts.Logger)}, opts.Stream...), v.stream)
-	srv := &Server{Server: grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...)),
+	srv := &Server{Server: grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
+		grpc.ForceServerCodecV2(inputcheck.Codec())), // undecodable requests become 400s (inputcheck)
 		Health: health.NewServer(),
 		inproc: &inProcess{methods: map[string]inProcessMethod{}, interceptor: chainUnary(unary)}}
 	healthpb.RegisterHealthServer(srv, srv.Health)
@@ -239,6 +241,12 @@ func mapError(log *slog.Logger, ctx context.Context, method string, err error) e
 	}
 	var appErr *apperr.Error
 	if errors.As(err, &appErr) {
+		if appErr.Kind == apperr.KindInternal && appErr.Cause != nil {
+			if dbErr := databaseError(appErr.Cause); dbErr != nil {
+				log.WarnContext(ctx, "database failure", "method", method, "error", appErr.Cause.Error(), "request_id", logging.RequestID(ctx))
+				return dbErr.GRPCStatus().Err()
+			}
+		}
 		if appErr.Kind == apperr.KindInternal {
 			log.ErrorContext(ctx, "internal error", "method", method, "error", err.Error(), "request_id", logging.RequestID(ctx))
 		}
@@ -256,6 +264,10 @@ func mapError(log *slog.Logger, ctx context.Context, method string, err error) e
 		return apperr.New(apperr.KindTimeout, "deadline exceeded").GRPCStatus().Err()
 	case errors.Is(err, context.Canceled):
 		return apperr.New(apperr.KindRequestTimeout, "request canceled").GRPCStatus().Err()
+	}
+	if dbErr := databaseError(err); dbErr != nil {
+		log.WarnContext(ctx, "database failure", "method", method, "error", err.Error(), "request_id", logging.RequestID(ctx))
+		return dbErr.GRPCStatus().Err()
 	}
 	log.ErrorContext(ctx, "internal error", "method", method, "error", err.Error(), "request_id", logging.RequestID(ctx))
 	return apperr.Internal(err).GRPCStatus().Err()

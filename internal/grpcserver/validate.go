@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/inputcheck"
 )
 
 // validator checks every request message against its protovalidate rules, so REST and gRPC
@@ -23,11 +24,16 @@ func newValidator() (*validator, error) {
 	return &validator{v: v}, nil
 }
 
-// check returns nil or a 400 *apperr.Error naming each offending field and rule.
+// check returns nil or a 400 *apperr.Error naming each offending field and rule: first
+// what the stores cannot hold (NUL, invalid UTF-8, undecodable bytes), then the contract's
+// rules.
 func (v *validator) check(msg any) error {
 	m, ok := msg.(proto.Message)
 	if !ok {
 		return nil
+	}
+	if err := inputcheck.Check(m); err != nil {
+		return err
 	}
 	err := v.v.Validate(m)
 	if err == nil {

@@ -61,11 +61,29 @@ func EnsureDatabase(ctx context.Context, dbURL string) error {
 	return err
 }
 
-// Open connects a pool to dbURL.
-func Open(ctx context.Context, dbURL string) (*pgxpool.Pool, error) {
+// Pool bounds. MinMaxConns leaves two connections for a push to the analytical store (a
+// push takes two when the store is PostgreSQL) and two for requests; requests beyond the
+// pool wait in its queue, bounded by their deadline.
+const (
+	MinMaxConns     = 4
+	DefaultMaxConns = 16
+)
+
+// Open connects a pool to dbURL. maxConns > 0 caps the pool; 0 keeps the URL's
+// pool_max_conns, or DefaultMaxConns when the URL has none.
+func Open(ctx context.Context, dbURL string, maxConns int) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
+	}
+	switch {
+	case maxConns > 0:
+		cfg.MaxConns = int32(maxConns)
+	case !strings.Contains(dbURL, "pool_max_conns="):
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxConns < MinMaxConns {
+		return nil, fmt.Errorf("database pool: %d connections is below the minimum of %d (SHOPMIND_DATABASE_MAX_CONNS or pool_max_conns)", cfg.MaxConns, MinMaxConns)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -85,7 +85,7 @@ func TestEnsureDatabase(t *testing.T) {
 			t.Fatalf("round %d: %v", i, err)
 		}
 	}
-	pool, err := postgres.Open(ctx, url)
+	pool, err := postgres.Open(ctx, url, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func benchStore(b *testing.B, dialect string, orders int) warehouse.Store {
 		if err := postgres.EnsureDatabase(ctx, url); err != nil {
 			b.Fatal(err)
 		}
-		pool, err := postgres.Open(ctx, url)
+		pool, err := postgres.Open(ctx, url, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -3,6 +3,9 @@ package basic
 import (
 	"context"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 )
@@ -14,10 +17,18 @@ type goodsServer struct {
 }
 
 // after pushes the tenant's queued changes to the analytical store once a write has
-// committed (see outbox.go); a failure is logged and retried in the background.
+// committed (see outbox.go). When the push does not finish within the wait, the answer
+// still reports success (the change is committed) with the header x-shopmind-sync:
+// pending, and the push completes in the background.
 func (c *core) after(ctx context.Context, tenantID int64) {
-	c.outbox.push(ctx, tenantID)
+	if !c.outbox.push(ctx, tenantID) {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(syncHeader, "pending"))
+	}
 }
+
+// syncHeader tells REST (X-Shopmind-Sync) and gRPC callers that a committed change has not
+// reached the analytical store yet.
+const syncHeader = "x-shopmind-sync"
 
 // goodsOut reads a goods for a response (404 when gone).
 func (c *core) goodsOut(ctx context.Context, tenantID, id int64) (*basicv1.Goods, error) {

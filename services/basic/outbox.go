@@ -2,7 +2,9 @@ package basic
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,43 +18,155 @@ import (
 //
 // Protocol: statement triggers queue the key of every inserted or updated row in
 // basic.warehouse_outbox, in the transaction of the change (a new seq on each change).
-// After a write request commits, push sends the tenant's queue to the store before the
-// request answers: under a per-tenant advisory lock (pushes of one tenant never overlap,
-// so an older state can never overwrite a newer one), it reads up to outboxChunk queued
-// keys with the current rows in one snapshot, upserts them with the warehouse Writer
-// (PostgreSQL ON CONFLICT, ClickHouse delete-then-insert), and removes the queued keys
-// whose seq is still the one read; a key changed meanwhile stays queued for the next
-// push. When the store fails, the request still succeeds (its change is committed and
-// queued), the failure is logged, and the background loop retries every
-// SHOPMIND_WAREHOUSE_RETRY_INTERVAL until the store takes it. Replicas may all run the
-// loop: the lock serializes them.
+// After a write request commits, it asks for a push of its tenant's queue and waits for it
+// at most SHOPMIND_WAREHOUSE_PUSH_WAIT, holding no connection while it waits; past that it
+// answers success anyway (its change is committed) with the gRPC header
+// x-shopmind-sync: pending, and the push completes in the background. Pushes run on the
+// process's pusher, never on a request: one push per tenant at a time (requests arriving
+// meanwhile are covered by the next round, so N concurrent writes cost about two pushes),
+// and at most maxConcurrentPushes tenants at once, so pushes can never take every
+// connection of the pool (a push takes two when the store is PostgreSQL, which shares the
+// pool). A push takes the tenant's advisory lock without waiting (pushes of one tenant on
+// other replicas are serialised by it, so an older state can never overwrite a newer one;
+// a busy lock is retried after a short pause), reads up to outboxChunk queued keys with
+// the current rows in one snapshot, upserts them with the warehouse Writer (PostgreSQL ON
+// CONFLICT, ClickHouse delete-then-insert), and removes the queued keys whose seq is still
+// the one read; a key changed meanwhile stays queued for the next push. When the store
+// fails, the failure is logged and the background loop retries every
+// SHOPMIND_WAREHOUSE_RETRY_INTERVAL until the store takes it.
 type outbox struct {
 	pool *pgxpool.Pool
 	wh   warehouse.Store
 	log  *slog.Logger
+	// wait bounds how long a request waits for the push of its change.
+	wait time.Duration
+	// base ends the pushes when the service stops (the queue stays for the next start).
+	base context.Context
+
+	mu      sync.Mutex
+	tenants map[int64]*tenantPushes
+	slots   chan struct{} // maxConcurrentPushes
+}
+
+// tenantPushes is one tenant's push state: rounds asked for and rounds finished.
+type tenantPushes struct {
+	asked, finished uint64
+	running         bool
+	roundDone       chan struct{} // closed when a round finishes, then replaced
 }
 
 const (
 	// outboxChunk is how many queued keys one push step sends.
 	outboxChunk = 5000
-	// pushTimeout bounds the push a request makes after its commit.
-	pushTimeout = 30 * time.Second
+	// pushTimeout bounds one push round.
+	pushTimeout = 2 * time.Minute
+	// maxConcurrentPushes bounds the tenants pushed at once (two connections each at most).
+	maxConcurrentPushes = 1
+	// lockRetry is the pause before taking a busy tenant lock again.
+	lockRetry = 20 * time.Millisecond
 )
 
-// push sends the tenant's queued changes; failures are logged and left to the loop.
-func (o *outbox) push(ctx context.Context, tenantID int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pushTimeout)
-	defer cancel()
-	if err := o.flush(ctx, tenantID); err != nil {
-		o.log.Warn("analytical store: push of basic data failed; the changes stay queued and are retried",
-			"tenant_id", tenantID, "error", err)
+func newOutbox(base context.Context, pool *pgxpool.Pool, wh warehouse.Store, log *slog.Logger, wait time.Duration) *outbox {
+	return &outbox{pool: pool, wh: wh, log: log, wait: wait, base: base,
+		tenants: map[int64]*tenantPushes{}, slots: make(chan struct{}, maxConcurrentPushes)}
+}
+
+// push asks for a push of the tenant's queue and waits until a round that started after
+// the call has finished, at most o.wait or until ctx ends. It reports whether the change is
+// in the store (false: the push is still pending, or failed and is queued for retry).
+func (o *outbox) push(ctx context.Context, tenantID int64) bool {
+	o.mu.Lock()
+	tp := o.request(tenantID)
+	want := tp.asked
+	o.mu.Unlock()
+	timer := time.NewTimer(o.wait)
+	defer timer.Stop()
+	for {
+		o.mu.Lock()
+		finished, done := tp.finished, tp.roundDone
+		o.mu.Unlock()
+		if finished >= want {
+			return true
+		}
+		select {
+		case <-done:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
+}
+
+// request records a round asked for and starts the tenant's pusher when idle; o.mu held.
+func (o *outbox) request(tenantID int64) *tenantPushes {
+	tp := o.tenants[tenantID]
+	if tp == nil {
+		tp = &tenantPushes{roundDone: make(chan struct{})}
+		o.tenants[tenantID] = tp
+	}
+	tp.asked++
+	if !tp.running {
+		tp.running = true
+		go o.pushRounds(tenantID, tp)
+	}
+	return tp
+}
+
+// pushRounds flushes the tenant's queue until no round is pending. A round covers every
+// request asked before it started; a failed round is logged and counts as finished (its
+// changes stay queued for the retry loop), so waiting requests are released.
+func (o *outbox) pushRounds(tenantID int64, tp *tenantPushes) {
+	for {
+		o.mu.Lock()
+		if tp.finished >= tp.asked {
+			tp.running = false
+			delete(o.tenants, tenantID)
+			o.mu.Unlock()
+			return
+		}
+		round := tp.asked
+		o.mu.Unlock()
+
+		err := o.flushNow(tenantID)
+		if err != nil && o.base.Err() == nil {
+			o.log.Warn("analytical store: push of basic data failed; the changes stay queued and are retried",
+				"tenant_id", tenantID, "error", err)
+		}
+
+		o.mu.Lock()
+		tp.finished = round
+		close(tp.roundDone)
+		tp.roundDone = make(chan struct{})
+		o.mu.Unlock()
+	}
+}
+
+// flushNow runs one push round in one of the process's push slots.
+func (o *outbox) flushNow(tenantID int64) error {
+	ctx, cancel := context.WithTimeout(o.base, pushTimeout)
+	defer cancel()
+	select {
+	case o.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-o.slots }()
+	return o.flush(ctx, tenantID)
 }
 
 // flush sends the tenant's whole queue.
 func (o *outbox) flush(ctx context.Context, tenantID int64) error {
 	for {
 		n, err := o.flushChunk(ctx, tenantID)
+		if errors.Is(err, errPushBusy) {
+			select {
+			case <-time.After(lockRetry):
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -61,6 +175,9 @@ func (o *outbox) flush(ctx context.Context, tenantID int64) error {
 		}
 	}
 }
+
+// errPushBusy: another process is pushing the tenant's queue.
+var errPushBusy = errors.New("push of the tenant's queue in progress elsewhere")
 
 type queued struct {
 	kind string
@@ -72,7 +189,11 @@ type queued struct {
 func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, o.pool, func(tx pgx.Tx) error {
-		if err := xactLock(ctx, tx, lockOutbox, tenantID); err != nil {
+		// Without waiting: a connection never sits in a lock queue.
+		if ok, err := tryXactLock(ctx, tx, lockOutbox, tenantID); err != nil || !ok {
+			if err == nil {
+				err = errPushBusy
+			}
 			return err
 		}
 		// Read committed: the queue is read first, the rows after, so a row is never older
@@ -220,12 +341,10 @@ func (o *outbox) retryAll(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	// Through the tenants' pushers, so a retry never overlaps a request's push.
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	for _, t := range tenants {
-		fctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		err := o.flush(fctx, t)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			o.log.Warn("analytical store: retry of queued basic data failed", "tenant_id", t, "error", err)
-		}
+		o.request(t)
 	}
 }

@@ -8,9 +8,11 @@
 //     package's migrations). Every shop, category and goods change is queued in the same
 //     transaction (statement triggers fill basic.warehouse_outbox) and, once the request's
 //     transaction has committed, pushed to the analytical store's basic_shops,
-//     basic_categories and basic_goods with the warehouse Writer's upserts before the
-//     request answers, so metrics by category or staff see it at once. A push that fails
-//     is logged and stays queued; a background loop retries it every
+//     basic_categories and basic_goods with the warehouse Writer's upserts by the
+//     process's pusher; the request waits for it up to SHOPMIND_WAREHOUSE_PUSH_WAIT
+//     (holding no connection), so metrics by category or staff normally see it at once,
+//     and past that answers success with X-Shopmind-Sync: pending. A push that fails is
+//     logged and stays queued; a background loop retries it every
 //     SHOPMIND_WAREHOUSE_RETRY_INTERVAL (the request still succeeds: its change is
 //     committed and durable). See outbox.go.
 //   - Orders live only in the analytical store (basic_orders, basic_order_items): the
@@ -95,7 +97,7 @@ func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps ser
 	cfg := deps.Config.Basic
 	c := &core{pool: deps.DB, store: &store{pool: deps.DB}, wh: wh, log: deps.Logger, cfg: cfg,
 		queryTimeout: deps.Config.Analytics.QueryTimeout}
-	c.outbox = &outbox{pool: deps.DB, wh: wh, log: deps.Logger}
+	c.outbox = newOutbox(ctx, deps.DB, wh, deps.Logger, cfg.WarehousePushWait)
 	if cfg.PlatformURL != "" {
 		c.platform = partners.NewPlatform(partners.Config{BaseURL: cfg.PlatformURL, APIKey: cfg.PlatformKey,
 			Timeout: cfg.UpstreamTimeout, MaxRetries: retries(cfg.UpstreamRetries)})

@@ -38,6 +38,13 @@ func xactLock(ctx context.Context, tx pgx.Tx, class int32, key int64) error {
 	return err
 }
 
+// tryXactLock takes a transaction-scoped advisory lock if it is free.
+func tryXactLock(ctx context.Context, tx pgx.Tx, class int32, key int64) (bool, error) {
+	var ok bool
+	err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1::int4, $2::int4)", class, int32(key)).Scan(&ok)
+	return ok, err
+}
+
 // isUnique tells a unique violation, optionally of one constraint.
 func isUnique(err error, constraint string) bool {
 	var pgErr *pgconn.PgError

@@ -275,9 +275,14 @@ func (s *store) favorites(ctx context.Context, userID int64) ([]favoriteRecord, 
 	})
 }
 
-// replaceFavorites swaps the user's whole favorite list in one transaction.
+// replaceFavorites swaps the user's whole favorite list in one transaction. The user's row
+// is locked first, so concurrent replacements run one after the other (the last one wins)
+// instead of both inserting into an empty list.
 func (s *store) replaceFavorites(ctx context.Context, userID int64, favs []favoriteRecord) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT 1 FROM tenant.users WHERE id = $1 FOR NO KEY UPDATE", userID); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "DELETE FROM tenant.favorites WHERE user_id = $1", userID); err != nil {
 			return err
 		}

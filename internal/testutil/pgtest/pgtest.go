@@ -61,7 +61,7 @@ func New(t testing.TB, sets ...postgres.Migrations) *Database {
 		t.Fatalf("pgtest: clone template: %v", err)
 	}
 	dbURL := withDatabase(ServerURL(), name)
-	pool, err := postgres.Open(ctx, dbURL)
+	pool, err := postgres.Open(ctx, dbURL, 0)
 	if err != nil {
 		t.Fatalf("pgtest: open: %v", err)
 	}
@@ -109,7 +109,7 @@ func ensureTemplate(ctx context.Context, admin *pgx.Conn, sets []postgres.Migrat
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+ident(building)); err != nil {
 		return "", err
 	}
-	pool, err := postgres.Open(ctx, withDatabase(ServerURL(), building))
+	pool, err := postgres.Open(ctx, withDatabase(ServerURL(), building), 0)
 	if err != nil {
 		return "", err
 	}
