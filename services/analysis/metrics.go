@@ -169,6 +169,7 @@ func (s *metrics) create(ctx context.Context, tenantID int64, in *analysisv1.Met
 	m := &metricRecord{Name: in.GetName(), DisplayName: in.GetDisplayName(), Desc: in.GetDescription(), Group: in.GetGroup(),
 		Type: in.GetType(), Config: in.GetConfig(), Synonyms: in.GetSynonyms()}
 	var id int64
+	var out *metricRecord
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return err
@@ -192,12 +193,16 @@ func (s *metrics) create(ctx context.Context, tenantID int64, in *analysisv1.Met
 		if err != nil {
 			return err
 		}
-		return setDependencies(ctx, tx, id, m)
+		if err := setDependencies(ctx, tx, id, m); err != nil {
+			return err
+		}
+		out, err = s.getIn(ctx, tx, tenantID, id)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.get(ctx, tenantID, id)
+	return out, nil
 }
 
 func setDependencies(ctx context.Context, tx pgx.Tx, id int64, m *metricRecord) error {
@@ -212,7 +217,15 @@ func setDependencies(ctx context.Context, tx pgx.Tx, id int64, m *metricRecord) 
 }
 
 func (s *metrics) get(ctx context.Context, tenantID, id int64) (*metricRecord, error) {
-	m, err := scanMetric(s.pool.QueryRow(ctx, "SELECT "+metricColumns+" FROM analysis.metrics WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL", tenantID, id))
+	return s.getIn(ctx, s.pool, tenantID, id)
+}
+
+// getIn reads a live metric through q (the pool, or the transaction that just wrote it, so
+// a committed change is never answered by a failed read).
+func (s *metrics) getIn(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, tenantID, id int64) (*metricRecord, error) {
+	m, err := scanMetric(q.QueryRow(ctx, "SELECT "+metricColumns+" FROM analysis.metrics WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL", tenantID, id))
 	if err == nil && m == nil {
 		return nil, apperr.NotFound("metric", id)
 	}
@@ -230,6 +243,7 @@ func dependents(ctx context.Context, q querier, tenantID, id int64) ([]string, e
 }
 
 func (s *metrics) update(ctx context.Context, tenantID, id int64, in *analysisv1.Metric, mask []string) (*metricRecord, error) {
+	var out *metricRecord
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return err
@@ -286,12 +300,16 @@ func (s *metrics) update(ctx context.Context, tenantID, id int64, in *analysisv1
 		if err != nil {
 			return err
 		}
-		return setDependencies(ctx, tx, id, &next)
+		if err := setDependencies(ctx, tx, id, &next); err != nil {
+			return err
+		}
+		out, err = s.getIn(ctx, tx, tenantID, id)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return s.get(ctx, tenantID, id)
+	return out, nil
 }
 
 // remove soft-deletes a metric unless a live formula depends on it.

@@ -80,16 +80,12 @@ func (s *goodsServer) CreateGoods(ctx context.Context, req *basicv1.CreateGoodsR
 	if err := checkMoney("goods.cost", in.Cost); err != nil {
 		return nil, err
 	}
-	gid, err := s.c.store.createGoods(ctx, id.TenantID, in)
+	created, err := s.c.store.createGoods(ctx, id.TenantID, in)
 	if err != nil {
 		return nil, err
 	}
 	s.c.after(ctx, id.TenantID)
-	out, err := s.c.goodsOut(ctx, id.TenantID, gid)
-	if err != nil {
-		return nil, err
-	}
-	return &basicv1.CreateGoodsResponse{Goods: out}, nil
+	return &basicv1.CreateGoodsResponse{Goods: goodsPB(created)}, nil
 }
 
 func (s *goodsServer) DeleteGoods(ctx context.Context, req *basicv1.DeleteGoodsRequest) (*basicv1.DeleteGoodsResponse, error) {
@@ -157,15 +153,12 @@ func (s *goodsServer) UpdateGoods(ctx context.Context, req *basicv1.UpdateGoodsR
 	if err := checkMoney("goods.cost", in.Cost); err != nil {
 		return nil, err
 	}
-	if err := s.c.store.updateGoods(ctx, id.TenantID, req.GetId(), in, req.GetUpdateMask().GetPaths()); err != nil {
-		return nil, err
-	}
-	s.c.after(ctx, id.TenantID)
-	out, err := s.c.goodsOut(ctx, id.TenantID, req.GetId())
+	updated, err := s.c.store.updateGoods(ctx, id.TenantID, req.GetId(), in, req.GetUpdateMask().GetPaths())
 	if err != nil {
 		return nil, err
 	}
-	return &basicv1.UpdateGoodsResponse{Goods: out}, nil
+	s.c.after(ctx, id.TenantID)
+	return &basicv1.UpdateGoodsResponse{Goods: goodsPB(updated)}, nil
 }
 
 func (s *goodsServer) ListDisplayGoods(ctx context.Context, req *basicv1.ListDisplayGoodsRequest) (*basicv1.ListDisplayGoodsResponse, error) {

@@ -308,8 +308,10 @@ type goodsInput struct {
 }
 
 // createGoods stores a new goods after checking its references.
-func (s *store) createGoods(ctx context.Context, tenantID int64, in goodsInput) (int64, error) {
-	var id int64
+// createGoods inserts a goods and returns it as stored, read in the same transaction: once
+// the change commits nothing is left that could fail the answer.
+func (s *store) createGoods(ctx context.Context, tenantID int64, in goodsInput) (*goodsRecord, error) {
+	var g *goodsRecord
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := s.shopRef(ctx, tx, tenantID, in.ShopID, "goods.shop_id"); err != nil {
 			return err
@@ -332,12 +334,18 @@ func (s *store) createGoods(ctx context.Context, tenantID int64, in goodsInput) 
 				return itemNoConflict(in.ItemNo, owner)
 			}
 		}
-		return tx.QueryRow(ctx, `INSERT INTO basic.goods (tenant_id, shop_id, name, item_no, category_id, staff_id, is_virtual,
+		var id int64
+		if err := tx.QueryRow(ctx, `INSERT INTO basic.goods (tenant_id, shop_id, name, item_no, category_id, staff_id, is_virtual,
 			status, price, cost, image_url, display_order) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
 			tenantID, in.ShopID, in.Name, in.ItemNo, in.CategoryID, in.StaffID, in.IsVirtual, in.Status, money(in.Price),
-			money(in.Cost), in.ImageURL, in.DisplayOrder).Scan(&id)
+			money(in.Cost), in.ImageURL, in.DisplayOrder).Scan(&id); err != nil {
+			return err
+		}
+		var err error
+		g, err = s.goods(ctx, tx, tenantID, id)
+		return err
 	})
-	return id, err
+	return g, err
 }
 
 // goodsColumnOf maps update-mask paths to goods columns.
@@ -406,8 +414,11 @@ func setClause(w *sqlWhere, in goodsInput, mask []string) string {
 }
 
 // updateGoods changes the masked fields of one live goods.
-func (s *store) updateGoods(ctx context.Context, tenantID, id int64, in goodsInput, mask []string) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
+// updateGoods applies the masked fields and returns the goods as stored, read in the same
+// transaction (see createGoods).
+func (s *store) updateGoods(ctx context.Context, tenantID, id int64, in goodsInput, mask []string) (*goodsRecord, error) {
+	var g *goodsRecord
+	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var shopID int64
 		var status string
 		err := tx.QueryRow(ctx, "SELECT shop_id, status FROM basic.goods WHERE tenant_id = $1 AND id = $2 FOR UPDATE", tenantID, id).Scan(&shopID, &status)
@@ -439,9 +450,13 @@ func (s *store) updateGoods(ctx context.Context, tenantID, id int64, in goodsInp
 		}
 		w := &sqlWhere{}
 		set := setClause(w, in, mask)
-		_, err = tx.Exec(ctx, fmt.Sprintf("UPDATE basic.goods SET %s WHERE tenant_id = %s AND id = %s", set, w.arg(tenantID), w.arg(id)), w.args...)
+		if _, err = tx.Exec(ctx, fmt.Sprintf("UPDATE basic.goods SET %s WHERE tenant_id = %s AND id = %s", set, w.arg(tenantID), w.arg(id)), w.args...); err != nil {
+			return err
+		}
+		g, err = s.goods(ctx, tx, tenantID, id)
 		return err
 	})
+	return g, err
 }
 
 // updateMany applies the masked fields to the live goods among ids; it returns how many.

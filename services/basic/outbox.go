@@ -79,7 +79,13 @@ func (o *outbox) push(ctx context.Context, tenantID int64) bool {
 	tp := o.request(tenantID)
 	want := tp.asked
 	o.mu.Unlock()
-	timer := time.NewTimer(o.wait)
+	wait := o.wait
+	if dl, ok := ctx.Deadline(); ok {
+		// Leave the request at least half of its remaining time to answer: a change it
+		// committed must never be answered by the caller's deadline.
+		wait = min(wait, time.Until(dl)/2)
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
 		o.mu.Lock()

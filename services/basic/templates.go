@@ -121,7 +121,10 @@ func nameTaken(name string) error {
 	return apperr.New(apperr.KindConflict, "a link template named %q already exists", name)
 }
 
-func (s *store) createTemplate(ctx context.Context, tenantID int64, t *templateRecord) (int64, error) {
+// createTemplate stores a template and returns it as stored, read in the same transaction
+// (a committed change always gets its answer).
+func (s *store) createTemplate(ctx context.Context, tenantID int64, t *templateRecord) (*templateRecord, error) {
+	var out *templateRecord
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		if err := s.checkTemplate(ctx, tx, tenantID, t); err != nil {
 			return err
@@ -134,13 +137,20 @@ func (s *store) createTemplate(ctx context.Context, tenantID int64, t *templateR
 		if err != nil {
 			return err
 		}
-		return writeLists(ctx, tx, tenantID, t, true, true)
+		if err := writeLists(ctx, tx, tenantID, t, true, true); err != nil {
+			return err
+		}
+		out, err = s.template(ctx, tx, tenantID, t.ID)
+		return err
 	})
-	return t.ID, err
+	return out, err
 }
 
-func (s *store) updateTemplate(ctx context.Context, tenantID, id int64, in *basicv1.LinkTemplate, mask []string) error {
-	return s.tx(ctx, func(tx pgx.Tx) error {
+// updateTemplate applies the masked fields and returns the template as stored (see
+// createTemplate).
+func (s *store) updateTemplate(ctx context.Context, tenantID, id int64, in *basicv1.LinkTemplate, mask []string) (*templateRecord, error) {
+	var out *templateRecord
+	err := s.tx(ctx, func(tx pgx.Tx) error {
 		t, err := scanTemplate(tx.QueryRow(ctx, "SELECT "+templateColumns+" FROM basic.link_templates t WHERE t.tenant_id = $1 AND t.id = $2 FOR UPDATE", tenantID, id))
 		if err != nil {
 			return err
@@ -176,8 +186,13 @@ func (s *store) updateTemplate(ctx context.Context, tenantID, id int64, in *basi
 		if err != nil {
 			return err
 		}
-		return writeLists(ctx, tx, tenantID, t, goods, metrics)
+		if err := writeLists(ctx, tx, tenantID, t, goods, metrics); err != nil {
+			return err
+		}
+		out, err = s.template(ctx, tx, tenantID, id)
+		return err
 	})
+	return out, err
 }
 
 func (s *store) sortTemplates(ctx context.Context, tenantID int64, ids []int64, orders []int32) (int32, error) {
@@ -217,11 +232,7 @@ func (s *goodsServer) CreateLinkTemplate(ctx context.Context, req *basicv1.Creat
 	in := req.GetLinkTemplate()
 	t := &templateRecord{Name: in.GetName(), Description: in.GetDescription(), ShopID: in.GetShopId(), GoodsIDs: in.GetGoodsIds(),
 		MetricIDs: in.GetMetricIds(), SortOrder: in.GetSortOrder()}
-	tid, err := s.c.store.createTemplate(ctx, id.TenantID, t)
-	if err != nil {
-		return nil, err
-	}
-	out, err := s.c.store.template(ctx, s.c.pool, id.TenantID, tid)
+	out, err := s.c.store.createTemplate(ctx, id.TenantID, t)
 	if err != nil {
 		return nil, err
 	}
@@ -250,10 +261,7 @@ func (s *goodsServer) UpdateLinkTemplate(ctx context.Context, req *basicv1.Updat
 	if err != nil {
 		return nil, err
 	}
-	if err := s.c.store.updateTemplate(ctx, id.TenantID, req.GetId(), req.GetLinkTemplate(), req.GetUpdateMask().GetPaths()); err != nil {
-		return nil, err
-	}
-	out, err := s.c.store.template(ctx, s.c.pool, id.TenantID, req.GetId())
+	out, err := s.c.store.updateTemplate(ctx, id.TenantID, req.GetId(), req.GetLinkTemplate(), req.GetUpdateMask().GetPaths())
 	if err != nil {
 		return nil, err
 	}

@@ -188,6 +188,7 @@ func (d *directory) createRole(ctx context.Context, tenantID int64, in roleInput
 		in.Status = "enabled"
 	}
 	var roleID int64
+	var out *roleRecord
 	err := pgx.BeginFunc(ctx, d.store.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `INSERT INTO tenant.roles (tenant_id, code, name, description, status) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
 			tenantID, in.Code, in.Name, in.Description, in.Status).Scan(&roleID)
@@ -197,13 +198,17 @@ func (d *directory) createRole(ctx context.Context, tenantID int64, in roleInput
 		if err != nil {
 			return err
 		}
-		return setRoleGrants(ctx, tx, tenantID, roleID, in.Permissions, in.MenuIDs, true, true)
+		if err := setRoleGrants(ctx, tx, tenantID, roleID, in.Permissions, in.MenuIDs, true, true); err != nil {
+			return err
+		}
+		out, err = d.store.role(ctx, tx, tenantID, roleID) // in the transaction: a committed change always gets its answer
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	d.perms.Invalidate()
-	return d.store.role(ctx, d.store.pool, tenantID, roleID)
+	return out, nil
 }
 
 func (d *directory) updateRole(ctx context.Context, tenantID, id int64, in roleInput) (*roleRecord, error) {
@@ -212,6 +217,7 @@ func (d *directory) updateRole(ctx context.Context, tenantID, id int64, in roleI
 			return nil, err
 		}
 	}
+	var out *roleRecord
 	err := pgx.BeginFunc(ctx, d.store.pool, func(tx pgx.Tx) error {
 		cur, err := d.store.role(ctx, tx, tenantID, id)
 		if err != nil {
@@ -233,13 +239,17 @@ func (d *directory) updateRole(ctx context.Context, tenantID, id int64, in roleI
 			WHERE tenant_id = $1 AND id = $2`, tenantID, id, cur.Name, cur.Desc, cur.Status); err != nil {
 			return err
 		}
-		return setRoleGrants(ctx, tx, tenantID, id, in.Permissions, in.MenuIDs, in.has("permission_codes"), in.has("menu_ids"))
+		if err := setRoleGrants(ctx, tx, tenantID, id, in.Permissions, in.MenuIDs, in.has("permission_codes"), in.has("menu_ids")); err != nil {
+			return err
+		}
+		out, err = d.store.role(ctx, tx, tenantID, id)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	d.perms.Invalidate()
-	return d.store.role(ctx, d.store.pool, tenantID, id)
+	return out, nil
 }
 
 // deleteRole removes a role; a role still assigned to users is refused (422) unless forced.
