@@ -70,9 +70,9 @@ func runDemoData(args []string) error {
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000"): // no tenant table or schema
-		return errors.New("demo-data: the platform database has no tenants yet: run `shopmind serve` once (the tenant service creates tenant demo on first start)")
+		return errors.New("demo-data: the platform database has no tenants yet: run `shopmind serve` once in development (the tenant service creates tenant demo on first start), or create a tenant with `shopmind tenant create`")
 	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("demo-data: tenant %q not found (the tenant service creates tenant demo on the first `shopmind serve`)", *tenant)
+		return fmt.Errorf("demo-data: tenant %q not found (development creates tenant demo on the first `shopmind serve`; otherwise `shopmind tenant create`)", *tenant)
 	case err != nil:
 		return fmt.Errorf("demo-data: look up tenant %q: %w", *tenant, err)
 	}

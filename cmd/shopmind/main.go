@@ -4,6 +4,7 @@
 //	shopmind targets
 //	shopmind devcert [--dir=.devcert]
 //	shopmind demo-data [--orders=N] [--tenant=CODE] [--seed=S] [--analytics-url=URL] [--replace]
+//	shopmind tenant create --code=CODE --name=NAME [--admin=USERNAME] [--admin-password-env=VAR]
 package main
 
 import (
@@ -36,6 +37,7 @@ func usage() string {
   shopmind devcert [--dir=DIR]        write a self-signed localhost certificate (default .devcert)
                                       for SHOPMIND_TLS_CERT_FILE / SHOPMIND_TLS_KEY_FILE
   ` + demoDataUsage + `
+  ` + tenantUsage + `
 Configuration comes from SHOPMIND_* environment variables (see README).`
 }
 
@@ -80,6 +82,10 @@ func run(args []string) error {
 		return nil
 	case "demo-data":
 		return runDemoData(args[1:])
+	case "tenant":
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		return runTenant(ctx, args[1:], osIO())
 	case "help", "-h", "--help":
 		fmt.Println(usage())
 		return nil

@@ -1,5 +1,7 @@
 // Package config reads ShopMind's configuration from the environment. Every variable is
-// listed in the README's configuration table; Load is the only place that reads them.
+// listed in the README's configuration table; Load is the only place that reads the
+// platform's variables (commands read their own inputs, such as `shopmind tenant create`'s
+// SHOPMIND_TENANT_ADMIN_PASSWORD).
 package config
 
 import (
@@ -45,11 +47,18 @@ type Config struct {
 	JWTSecret string
 	// JWTSecretGenerated is true when no secret was configured and a random one is in use.
 	JWTSecretGenerated bool
-	// AdminPassword is the password of user admin in tenant demo, set on first start.
-	AdminPassword string
+	// DemoTenant creates tenant demo on first start (SHOPMIND_DEMO_TENANT; default true in
+	// development, false in production).
+	DemoTenant bool
+	// AdminPassword and DemoAnalystPassword are the passwords of users admin and analyst of
+	// tenant demo, set when it is created. Development defaults to admin123 / analyst123;
+	// production has no default: both are empty without the demo tenant and must pass
+	// CheckPassword with it.
+	AdminPassword       string
+	DemoAnalystPassword string
 	// CaptchaMode is always, on-failure or off.
 	CaptchaMode string
-	// DemoData seeds the demo tenant with data on start.
+	// DemoData seeds the demo tenant with data on start; false without DemoTenant.
 	DemoData bool
 	// AlwaysHTTP200 answers every envelope with HTTP 200 (the code carries the meaning).
 	AlwaysHTTP200 bool
@@ -87,10 +96,24 @@ var placeholderSecrets = map[string]bool{
 // MinSecretLen is the shortest JWT secret accepted in production (256 bits, RFC 7518 3.2).
 const MinSecretLen = 32
 
+// DemoTenantCode is the code of the demo tenant.
+const DemoTenantCode = "demo"
+
+// Development passwords of the demo tenant's users; never used in production.
+const (
+	DevAdminPassword   = "admin123"
+	DevAnalystPassword = "analyst123"
+)
+
 // Load reads the environment. It fails on malformed values and, in production, on a missing
-// or placeholder JWT secret.
+// or placeholder JWT secret and on missing or weak demo tenant passwords.
 func Load() (*Config, error) {
 	return load(os.Getenv)
+}
+
+// FromEnv reads the configuration through getenv instead of the environment (tests, tools).
+func FromEnv(getenv func(string) string) (*Config, error) {
+	return load(getenv)
 }
 
 // FromMap reads the configuration from a map instead of the environment (tests, tools).
@@ -106,13 +129,12 @@ func load(getenv func(string) string) (*Config, error) {
 		return def
 	}
 	cfg := &Config{
-		Mode:          Mode(env("SHOPMIND_MODE", string(ModeDevelopment))),
-		HTTPAddr:      env("SHOPMIND_HTTP_ADDR", "127.0.0.1:8080"),
-		GRPCAddr:      env("SHOPMIND_GRPC_ADDR", "127.0.0.1:9090"),
-		DatabaseURL:   env("SHOPMIND_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/shopmind?sslmode=disable"),
-		JWTSecret:     getenv("SHOPMIND_JWT_SECRET"),
-		AdminPassword: env("SHOPMIND_ADMIN_PASSWORD", "admin123"),
-		CaptchaMode:   env("SHOPMIND_CAPTCHA_MODE", "on-failure"),
+		Mode:        Mode(env("SHOPMIND_MODE", string(ModeDevelopment))),
+		HTTPAddr:    env("SHOPMIND_HTTP_ADDR", "127.0.0.1:8080"),
+		GRPCAddr:    env("SHOPMIND_GRPC_ADDR", "127.0.0.1:9090"),
+		DatabaseURL: env("SHOPMIND_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/shopmind?sslmode=disable"),
+		JWTSecret:   getenv("SHOPMIND_JWT_SECRET"),
+		CaptchaMode: env("SHOPMIND_CAPTCHA_MODE", "on-failure"),
 	}
 	var errs []string
 	if cfg.Mode != ModeDevelopment && cfg.Mode != ModeProduction {
@@ -134,7 +156,11 @@ func load(getenv func(string) string) (*Config, error) {
 		}
 		return b
 	}
-	cfg.DemoData = boolVar("SHOPMIND_DEMO_DATA", false)
+	cfg.DemoTenant = boolVar("SHOPMIND_DEMO_TENANT", cfg.Mode != ModeProduction)
+	// Demo data belongs in the demo tenant only: never seeded into another tenant that
+	// happens to be called demo.
+	cfg.DemoData = boolVar("SHOPMIND_DEMO_DATA", false) && cfg.DemoTenant
+	loadDemoPasswords(cfg, getenv, &errs)
 	cfg.InProcessCalls = boolVar("SHOPMIND_IN_PROCESS_CALLS", true)
 	switch v := env("SHOPMIND_HTTP_STATUS", "mapped"); v {
 	case "mapped":
@@ -189,6 +215,35 @@ func load(getenv func(string) string) (*Config, error) {
 		return nil, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
 	}
 	return cfg, nil
+}
+
+// loadDemoPasswords sets the demo tenant's passwords: development's defaults, or in
+// production nothing without the demo tenant and explicit strong passwords with it.
+func loadDemoPasswords(cfg *Config, getenv func(string) string, errs *[]string) {
+	if cfg.Mode != ModeProduction {
+		str := vars{getenv, errs}.str
+		cfg.AdminPassword = str("SHOPMIND_ADMIN_PASSWORD", DevAdminPassword)
+		cfg.DemoAnalystPassword = str("SHOPMIND_DEMO_ANALYST_PASSWORD", DevAnalystPassword)
+		return
+	}
+	if !cfg.DemoTenant {
+		return // no demo tenant, so no password for it, set or not
+	}
+	for _, p := range []struct {
+		key, user string
+		dst       *string
+	}{{"SHOPMIND_ADMIN_PASSWORD", "admin", &cfg.AdminPassword}, {"SHOPMIND_DEMO_ANALYST_PASSWORD", "analyst", &cfg.DemoAnalystPassword}} {
+		v := strings.TrimSpace(getenv(p.key))
+		if v == "" {
+			*errs = append(*errs, fmt.Sprintf("%s: unset; production creates the demo tenant (SHOPMIND_DEMO_TENANT=true) only with explicit strong passwords", p.key))
+			continue
+		}
+		if err := CheckPassword(v, p.user, DemoTenantCode); err != nil {
+			*errs = append(*errs, fmt.Sprintf("%s: %v; production refuses to start with it", p.key, err))
+			continue
+		}
+		*p.dst = v
+	}
 }
 
 func randomSecret() string {

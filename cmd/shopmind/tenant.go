@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/logging"
+	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/services"
+	"github.com/shopmind/shopmind/services/tenant"
+)
+
+// DefaultAdminPasswordEnv is where `shopmind tenant create` looks for the password first.
+const DefaultAdminPasswordEnv = "SHOPMIND_TENANT_ADMIN_PASSWORD"
+
+// tenantUsage is the usage line of tenant.
+var tenantUsage = strings.TrimSpace(`
+  shopmind tenant create --code=CODE --name=NAME [--admin=USERNAME] [--admin-password-env=VAR]
+                                      create a tenant and its first administrator (default admin);
+                                      password from $` + DefaultAdminPasswordEnv + ` (or $VAR), else
+                                      one line of standard input; never on the command line`)
+
+// cmdIO is what a command reads and writes; tests replace the process's.
+type cmdIO struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func osIO() cmdIO {
+	return cmdIO{getenv: os.Getenv, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+}
+
+// runTenant is `shopmind tenant create`: it migrates the platform database like `serve`
+// does and creates a tenant with its first administrator through tenant.CreateTenant.
+func runTenant(ctx context.Context, args []string, cio cmdIO) error {
+	if len(args) == 0 || args[0] != "create" {
+		return fmt.Errorf("tenant: want a subcommand\n%s", tenantUsage)
+	}
+	args = args[1:]
+	// A password on the command line ends up in ps output and shell history.
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && strings.Contains(strings.ToLower(name), "password") && name != "admin-password-env" {
+			return fmt.Errorf("tenant create: passwords are never taken on the command line; set %s (or the variable named by --admin-password-env) or write the password on standard input", DefaultAdminPasswordEnv)
+		}
+	}
+	fs := flag.NewFlagSet("tenant create", flag.ContinueOnError)
+	fs.SetOutput(cio.stderr)
+	code := fs.String("code", "", "tenant code users type at login (letters, digits, '_', '-')")
+	name := fs.String("name", "", "tenant display name")
+	admin := fs.String("admin", "admin", "username of the first administrator")
+	passwordEnv := fs.String("admin-password-env", DefaultAdminPasswordEnv, "environment variable holding the administrator's password")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("tenant create: unexpected argument %q\n%s", fs.Arg(0), tenantUsage)
+	case *code == "":
+		return fmt.Errorf("tenant create: --code is required\n%s", tenantUsage)
+	case *name == "":
+		return fmt.Errorf("tenant create: --name is required\n%s", tenantUsage)
+	case *passwordEnv == "":
+		return errors.New("tenant create: --admin-password-env names no variable")
+	}
+	cfg, err := config.FromEnv(cio.getenv)
+	if err != nil {
+		return err
+	}
+	password, from, err := readAdminPassword(cio, *passwordEnv, *admin, *code)
+	if err != nil {
+		return fmt.Errorf("tenant create: %w", err)
+	}
+	in := tenant.NewTenant{Code: *code, Name: *name, AdminUsername: *admin, AdminPassword: password}
+	// Check the input before touching the database.
+	if err := in.Validate(); err != nil {
+		return tenantCreateError(err, from)
+	}
+	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return fmt.Errorf("tenant create: database: %w", err)
+	}
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, cfg.DatabaseMaxConns)
+	if err != nil {
+		return fmt.Errorf("tenant create: database: %w", err)
+	}
+	defer pool.Close()
+	sets := []postgres.Migrations{authn.Migrations()}
+	for _, d := range services.All() {
+		if d.Migrations != nil {
+			sets = append(sets, *d.Migrations)
+		}
+	}
+	if err := postgres.Migrate(ctx, pool, logging.New(cio.stderr, cfg.LogLevel), sets...); err != nil {
+		return fmt.Errorf("tenant create: %w", err)
+	}
+	created, err := tenant.CreateTenant(ctx, pool, in, cfg.Auth.BcryptCost)
+	if err != nil {
+		return tenantCreateError(err, from)
+	}
+	fmt.Fprintf(cio.stdout, "tenant %s created: id %d, administrator %s\n", created.Code, created.ID, *admin)
+	return nil
+}
+
+// tenantCreateError words CreateTenant's errors for the command line: flags, not fields.
+func tenantCreateError(err error, passwordFrom string) error {
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Kind == apperr.KindInternal {
+		return fmt.Errorf("tenant create: %w", err)
+	}
+	if len(ae.Violations) == 0 {
+		return fmt.Errorf("tenant create: %s", ae.Message)
+	}
+	flags := map[string]string{"code": "--code", "name": "--name", "admin_username": "--admin"}
+	parts := make([]string, 0, len(ae.Violations))
+	for _, v := range ae.Violations {
+		switch f := flags[v.Field]; {
+		case v.Field == "admin_password":
+			parts = append(parts, v.Message+" (read from "+passwordFrom+")")
+		case f != "":
+			parts = append(parts, f+": "+v.Message)
+		default:
+			parts = append(parts, v.Field+": "+v.Message)
+		}
+	}
+	return fmt.Errorf("tenant create: %s", strings.Join(parts, "; "))
+}
+
+// readAdminPassword takes the password from the environment, else from standard input:
+// a prompt without echo (asked twice) on a terminal, one line otherwise. from says which.
+func readAdminPassword(cio cmdIO, envName, username, code string) (password, from string, err error) {
+	if v := cio.getenv(envName); v != "" {
+		return v, "$" + envName, nil
+	}
+	const stdin = "standard input"
+	if f, ok := cio.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		ask := func(prompt string) (string, error) {
+			fmt.Fprint(cio.stderr, prompt)
+			b, err := term.ReadPassword(int(f.Fd()))
+			fmt.Fprintln(cio.stderr)
+			return string(b), err
+		}
+		first, err := ask(fmt.Sprintf("Password of %s in tenant %s: ", username, code))
+		if err != nil {
+			return "", "", err
+		}
+		again, err := ask("Again: ")
+		if err != nil {
+			return "", "", err
+		}
+		if first != again {
+			return "", "", errors.New("the passwords differ")
+		}
+		return first, stdin, nil
+	}
+	line, err := bufio.NewReader(cio.stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", "", fmt.Errorf("read the password from standard input: %w", err)
+	}
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if line == "" {
+		return "", "", fmt.Errorf("no password: set %s or write the password on standard input", envName)
+	}
+	return line, stdin, nil
+}
