@@ -12,7 +12,7 @@ BREAKING_AGAINST ?= main
 TEST_FLAGS ?=
 BENCH ?= .
 
-.PHONY: all build run run-tls test bench generate check lint fmt-check vet breaking drift third-party deps clean
+.PHONY: all build run run-tls test bench fuzz generate check lint fmt-check vet breaking drift third-party deps clean
 
 all: build
 
@@ -91,6 +91,20 @@ test: deps
 # database shopmind_bench_analytics and ClickHouse database shopmind_bench, kept for later runs).
 bench: deps build
 	SHOPMIND_BENCH_ORDERS=$${SHOPMIND_BENCH_ORDERS:-10000000} go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 2h ./...
+
+# Fuzzes each parser for FUZZTIME, one target after another (go test -fuzz takes one at a
+# time). `make test` already runs their seed corpora (testdata/fuzz); a crasher lands there
+# too, to be kept as a regression seed. FUZZFLAGS passes e.g. -parallel 1. Minimising a new
+# corpus entry may take 60s by default, a whole run's budget, hence -fuzzminimizetime.
+FUZZTIME ?= 30s
+FUZZFLAGS ?=
+FUZZ_TARGETS := ./gateway:FuzzEnvelopeDecode ./gateway:FuzzPathRewrite ./gateway:FuzzRouteEnvironment \
+	./services/basic:FuzzParseSort ./services/analysis/semantic:FuzzFormula ./services/chat/agent:FuzzParsePeriod
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s $(FUZZFLAGS) $${t%%:*}; \
+	done
 
 clean:
 	rm -rf bin third_party

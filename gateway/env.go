@@ -61,10 +61,7 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 			}
 			if rest, ok := cutPathPrefix(u.Path, "/"+name); ok {
 				env = name
-				u.Path = rest
-				if u.RawPath != "" {
-					u.RawPath, _ = cutPathPrefix(u.RawPath, "/"+name)
-				}
+				setPathSuffix(&u, rest)
 				break
 			}
 		}
@@ -128,13 +125,40 @@ var servicePrefixes = []string{"/tenant", "/analysis", "/basic", "/notify"}
 func stripServicePrefix(u *url.URL) {
 	for _, p := range servicePrefixes {
 		if rest, ok := strings.CutPrefix(u.Path, p); ok && strings.HasPrefix(rest, "/api/") {
-			u.Path = rest
-			if u.RawPath != "" {
-				u.RawPath = strings.TrimPrefix(u.RawPath, p)
-			}
+			setPathSuffix(u, rest)
 			return
 		}
 	}
+}
+
+// setPathSuffix sets u.Path to rest, a suffix of it (or "/" for all of it), and cuts RawPath
+// at the same decoded offset. Cutting RawPath by the prefix's text broke it when the client
+// escaped the prefix or the slash after it (/%6cocal/..., /tenant%2Fapi/...): RawPath then no
+// longer encoded Path, or did without its leading slash, and EscapedPath (x-http-path, the
+// partner proxies) used it.
+func setPathSuffix(u *url.URL, rest string) {
+	if u.RawPath != "" {
+		cut := len(u.Path)
+		if strings.HasSuffix(u.Path, rest) {
+			cut -= len(rest)
+		}
+		raw, i := u.RawPath, 0
+		for ; cut > 0 && i < len(raw); cut-- { // one decoded byte per step
+			if raw[i] == '%' {
+				i += 2
+			}
+			i++
+		}
+		raw = raw[min(i, len(raw)):]
+		if len(raw) >= 3 && raw[0] == '%' && strings.EqualFold(raw[:3], "%2f") {
+			raw = "/" + raw[3:] // the escaped slash now starts the path
+		}
+		if p, err := url.PathUnescape(raw); err != nil || p != rest {
+			raw = "" // EscapedPath falls back to encoding Path
+		}
+		u.RawPath = raw
+	}
+	u.Path = rest
 }
 
 // metadataConn adds the gateway's metadata to every call on a backend connection: x-env (the

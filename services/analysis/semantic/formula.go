@@ -15,6 +15,7 @@ const (
 	// MaxFormulaLength bounds the text ParseFormula accepts (the contract allows 1024).
 	MaxFormulaLength = 64 << 10
 	maxNameLength    = 64
+	maxNumberLength  = 64
 )
 
 // Expr is a parsed formula: a number, a metric reference, a unary minus or a binary
@@ -211,7 +212,7 @@ func (p *parser) next() {
 			p.pos++
 		}
 		text := p.src[start:p.pos]
-		if digits == 0 || dots > 1 || len(text) > 64 {
+		if digits == 0 || dots > 1 || len(text) > maxNumberLength {
 			p.fail("malformed number " + strconv.Quote(text))
 			p.tok = tEOF
 			return
@@ -219,6 +220,13 @@ func (p *parser) next() {
 		v, err := strconv.ParseFloat(text, 64)
 		if err != nil {
 			p.fail("malformed number " + strconv.Quote(text))
+			p.tok = tEOF
+			return
+		}
+		// String writes the value in full, which can be longer than the text (64 nines are
+		// 1e64, ".01" is "0.01"); the limit holds for both, so String re-parses.
+		if n := len(strconv.AppendFloat(make([]byte, 0, 80), v, 'f', -1, 64)); n > maxNumberLength {
+			p.fail(fmt.Sprintf("number %s too long: written in full it has %d characters, more than %d", text, n, maxNumberLength))
 			p.tok = tEOF
 			return
 		}
