@@ -40,12 +40,17 @@ func newEnvelopeMarshaler() *envelopeMarshaler {
 // NewDecoder reads exactly one JSON value: trailing bytes other than white space (a second
 // value, stray braces) are a 400, where encoding/json's stream decoder would stop after the
 // first value and ignore the rest.
+// A failure names the JSON path of the value at fault (see namedDecodeError).
 func (m *envelopeMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	d := json.NewDecoder(r)
+	var read bytes.Buffer // what the decoder consumed, to locate an error
+	d := json.NewDecoder(io.TeeReader(r, &read))
 	inner := runtime.DecoderWrapper{Decoder: d, UnmarshalOptions: m.UnmarshalOptions}
 	return runtime.DecoderFunc(func(v any) error {
 		if err := inner.Decode(v); err != nil {
-			return err
+			if errors.Is(err, io.EOF) {
+				return err
+			}
+			return namedDecodeError(err, read.Bytes())
 		}
 		if _, err := d.Token(); !errors.Is(err, io.EOF) {
 			return errTrailingJSON

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -131,7 +132,7 @@ func (e *Error) Unwrap() error { return e.Cause }
 // GRPCStatus converts the error at the service edge (grpc-go calls it for returned errors).
 func (e *Error) GRPCStatus() *status.Status {
 	info := kinds[e.Kind]
-	st := status.New(info.grpcCode, e.Message)
+	st := status.New(info.grpcCode, Clip(e.Message, MaxMessageLen))
 	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Domain: Domain, Reason: info.reason}}
 	if len(e.Violations) > 0 {
 		br := &errdetails.BadRequest{}
@@ -166,10 +167,26 @@ func Invalid(field, rule, message string) *Error {
 	}
 }
 
-// InvalidFields is a 400 for several field violations at once.
+// Bounds of what a 400 carries: a list of 50,000 bad items gets the first MaxViolations
+// named and a count of the rest, and no text longer than MaxMessageLen, so an error never
+// outgrows a gRPC trailer (about 8 KiB by default) or echoes a client's megabytes back.
+const (
+	MaxViolations = 20
+	MaxMessageLen = 2048
+)
+
+// InvalidFields is a 400 for several field violations at once (the first MaxViolations).
 func InvalidFields(violations []FieldViolation) *Error {
-	parts := make([]string, 0, len(violations))
-	for _, v := range violations {
+	more := 0
+	if len(violations) > MaxViolations {
+		more = len(violations) - MaxViolations
+		violations = violations[:MaxViolations]
+	}
+	parts := make([]string, 0, len(violations)+1)
+	for i := range violations {
+		violations[i].Field = Clip(violations[i].Field, 200)
+		violations[i].Message = Clip(violations[i].Message, 300)
+		v := violations[i]
 		part := v.Message
 		if v.Field != "" { // message-level rules (time_range) name their fields in the message
 			part = v.Field + ": " + v.Message
@@ -179,7 +196,22 @@ func InvalidFields(violations []FieldViolation) *Error {
 		}
 		parts = append(parts, part)
 	}
-	return &Error{Kind: KindInvalid, Message: "invalid request: " + strings.Join(parts, "; "), Violations: violations}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return &Error{Kind: KindInvalid, Message: Clip("invalid request: "+strings.Join(parts, "; "), MaxMessageLen), Violations: violations}
+}
+
+// Clip shortens s to at most n bytes (on a rune boundary), marking the cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
 
 // NotFound is a 404 for a resource and its id.
@@ -231,9 +263,11 @@ func FromStatus(st *status.Status) Envelope {
 		}
 	}
 	if !fromUs && st.Code() == codes.InvalidArgument {
-		// The gateway's own decoding failed (body JSON or query parameters): say so.
-		env.Message = "malformed request: " + jsonFieldName.ReplaceAllStringFunc(env.Message, snakeField)
+		// The gateway's own decoding failed (body JSON or query parameters): say so, without
+		// echoing a huge value back.
+		env.Message = "malformed request: " + Clip(jsonFieldName.ReplaceAllStringFunc(env.Message, snakeField), 512)
 	}
+	env.Message = Clip(env.Message, MaxMessageLen)
 	if env.Code == 500 && (st.Code() == codes.Unknown || st.Code() == codes.Internal) {
 		env.Message = "internal server error"
 	}

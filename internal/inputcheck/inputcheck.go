@@ -19,6 +19,7 @@ package inputcheck
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -35,6 +36,7 @@ const (
 	RuleNoNUL      = "string.no_nul"
 	RuleUTF8       = "string.utf8"
 	RuleWellFormed = "message.well_formed"
+	RuleFinite     = "number.finite"
 )
 
 // maxDepth bounds the walk; protobuf's own decoder stops nesting at 10,000.
@@ -153,6 +155,12 @@ func (w *walker) value(fd protoreflect.FieldDescriptor, v protoreflect.Value, de
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		w.str(v.String())
+	case protoreflect.DoubleKind:
+		// A Struct is JSON, which has no NaN or Infinity (a gRPC caller can send them;
+		// storing the Struct as JSON would then fail).
+		if f := v.Float(); fd.FullName() == "google.protobuf.Value.number_value" && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			w.fail(RuleFinite, "must be a finite number (JSON has no NaN or Infinity)")
+		}
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		w.message(v.Message(), depth+1)
 	}

@@ -2,6 +2,7 @@ package inputcheck_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -27,6 +28,7 @@ func TestCheckNamesTheField(t *testing.T) {
 		t.Fatal(err)
 	}
 	badKey, _ := structpb.NewStruct(map[string]any{"a\x00b": 1})
+	nan := &structpb.Struct{Fields: map[string]*structpb.Value{"n": structpb.NewNumberValue(math.NaN())}}
 	cases := []struct {
 		name string
 		msg  proto.Message
@@ -37,6 +39,7 @@ func TestCheckNamesTheField(t *testing.T) {
 		{"utf8", &tenantv1.LoginRequest{Password: "a\xffb"}, "password: must be valid UTF-8 (rule string.utf8)"},
 		{"struct value", &chatv1.UpdateSessionRequest{Preferences: prefs}, "preferences.theme.colour: must not contain NUL"},
 		{"struct key", &chatv1.UpdateSessionRequest{Preferences: badKey}, `preferences: key "a\x00b" must not contain NUL`},
+		{"struct NaN", &chatv1.UpdateSessionRequest{Preferences: nan}, "preferences.n: must be a finite number"},
 		{"list item", &crxv1.SyncMetricsRequest{Items: []*crxv1.MetricItem{{MetricKey: "ok"}, {MetricKey: "x\xc3"}}}, "items[1].metric_key: must be valid UTF-8"},
 		{"map value", &crxv1.SyncMetricsRequest{Items: []*crxv1.MetricItem{{Dims: map[string]string{"k": "\x00"}}}}, `items[0].dims["k"]: must not contain NUL`},
 		{"map key", &crxv1.SyncMetricsRequest{Items: []*crxv1.MetricItem{{Dims: map[string]string{"\xff": "v"}}}}, `items[0].dims: key "\xff" must be valid UTF-8`},
