@@ -22,11 +22,8 @@ import (
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
+	"github.com/shopmind/shopmind/internal/restapi"
 )
-
-// Registration attaches one service's REST handlers to the mux, calling the backend over conn
-// (a network connection, or the in-process channel of a target hosted by the same process).
-type Registration func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error
 
 // Backend is a gRPC backend the gateway forwards to.
 type Backend struct {
@@ -36,7 +33,7 @@ type Backend struct {
 	// channel of grpcserver.Server.InProcess when this process hosts the target.
 	Conn grpc.ClientConnInterface
 	// Register attaches the service's REST routes.
-	Register Registration
+	Register restapi.Registration
 }
 
 // Options configure the gateway.
@@ -298,25 +295,4 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(body))
-}
-
-// Routes combines the Route of each of a target's services into one Registration.
-func Routes(regs ...Registration) Registration {
-	return func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-		for _, reg := range regs {
-			if err := reg(ctx, mux, conn); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// Route is one service's Registration from its generated Register...HandlerClient and
-// New...Client functions. (The generated Register...Handler takes a *grpc.ClientConn only,
-// which would rule out the in-process channel.)
-func Route[C any](register func(context.Context, *runtime.ServeMux, C) error, newClient func(grpc.ClientConnInterface) C) Registration {
-	return func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-		return register(ctx, mux, newClient(conn))
-	}
 }

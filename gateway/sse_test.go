@@ -26,6 +26,7 @@ import (
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 const convID = "7b0d3c52-0a4f-4f5e-9d8e-2f1f3b9c1a77"
@@ -128,7 +129,7 @@ func startChat(t *testing.T, opts gateway.Options) (*httptest.Server, *fakeChat)
 	}
 	t.Cleanup(func() { _ = conn.Close(); srv.Server.Stop() })
 	opts.Backends = append(opts.Backends, gateway.Backend{Target: "chat", Conn: conn,
-		Register: gateway.Routes(gateway.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), gateway.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient))})
+		Register: restapi.Routes(restapi.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), restapi.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient))})
 	return startEdge(t, opts), fake
 }
 

@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 // Deps are what a service receives when it starts.
@@ -40,7 +40,7 @@ type Def struct {
 	// Register builds the service's servers and registers them on the gRPC server.
 	Register func(ctx context.Context, s grpc.ServiceRegistrar, deps Deps) error
 	// Gateway registers the service's REST routes (nil for internal-only services).
-	Gateway gateway.Registration
+	Gateway restapi.Registration
 	// Seed loads demo data when SHOPMIND_DEMO_DATA is set; nil when the service has none.
 	Seed func(ctx context.Context, deps Deps) error
 }
