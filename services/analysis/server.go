@@ -16,14 +16,14 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 	"github.com/shopmind/shopmind/services/analysis/semantic"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 )
 
 //go:embed migrations/*.sql

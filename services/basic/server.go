@@ -39,13 +39,13 @@ import (
 	"google.golang.org/grpc"
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 	"github.com/shopmind/shopmind/services/basic/partners"
 )
 
