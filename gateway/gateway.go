@@ -34,6 +34,8 @@ type Backend struct {
 	Conn grpc.ClientConnInterface
 	// Register attaches the service's REST routes.
 	Register restapi.Registration
+	// Streams are the backend's server-streaming RPCs served as server-sent events (sse.go).
+	Streams []restapi.Stream
 }
 
 // Options configure the gateway.
@@ -61,7 +63,7 @@ type Options struct {
 	// added to every call to a backend, from the request's context (nil: none). It cannot
 	// set x-env or x-request-id.
 	Metadata func(ctx context.Context) []string
-	// SSEKeepAlive is the interval of keep-alive comments on idle chat event streams
+	// SSEKeepAlive is the interval of keep-alive comments on idle event streams
 	// (0: DefaultSSEKeepAlive). See sse.go.
 	SSEKeepAlive time.Duration
 }
@@ -87,7 +89,8 @@ type Gateway struct {
 	limiter         *rateLimiter
 	partners        map[string]*partnerProxy
 	upstreamTimeout time.Duration
-	streaming       map[string]bool
+	streaming       map[string]bool // "METHOD template" of the routes without upstream timeout
+	streamHeaders   []string        // the event streams' naming headers, for CORS
 }
 
 // New builds the gateway: one grpc-gateway mux per environment with every backend's routes,
@@ -122,8 +125,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 				return nil, fmt.Errorf("environment %s, %s routes: %w", name, b.Target, err)
 			}
 		}
-		if err := g.registerChatStreams(e); err != nil { // the SSE bridge (sse.go)
-			return nil, fmt.Errorf("environment %s, chat streams: %w", name, err)
+		if err := g.registerStreams(e); err != nil { // the SSE bridge (sse.go)
+			return nil, fmt.Errorf("environment %s, streams: %w", name, err)
 		}
 		g.envs[name] = e
 		g.envOrder = append(g.envOrder, name)
@@ -157,7 +160,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		api = opts.WAF(api)
 	}
 	api = g.limitBody(api)
-	api = newCORS(edge)(api)
+	api = newCORS(edge, g.streamHeaders)(api)
 
 	metricsHandler := promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{})
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,6 @@
 // Package service defines what a ShopMind service contributes to the binary: its gRPC
-// servers, its REST routes, its migrations and its demo data. Each services/<name> package
-// exports one Def; internal/app wires them into targets.
+// servers, its REST routes and event streams, its migrations and its demo data. Each
+// services/<name> package exports one Def; internal/app wires them into targets.
 package service
 
 import (
@@ -41,6 +41,9 @@ type Def struct {
 	Register func(ctx context.Context, s grpc.ServiceRegistrar, deps Deps) error
 	// Gateway registers the service's REST routes (nil for internal-only services).
 	Gateway restapi.Registration
+	// Streams are the server-streaming RPCs the gateway answers as server-sent events,
+	// registered after the REST routes (which they override on the same path).
+	Streams []restapi.Stream
 	// Seed loads demo data when SHOPMIND_DEMO_DATA is set; nil when the service has none.
 	Seed func(ctx context.Context, deps Deps) error
 }

@@ -1,7 +1,8 @@
 // Package chat is the chat service: streamed replies of the agents (v2, and the v1 single
 // agent), sessions and their history, and the health of the stores it depends on. The
-// gateway's SSE bridge (gateway/sse.go) serves the streams as server-sent events; CHAT.md
-// describes the endpoints, the event shapes and the configuration.
+// service describes its streams (sse.go) and the gateway's generic bridge serves them as
+// server-sent events; CHAT.md describes the endpoints, the event shapes and the
+// configuration.
 //
 // A message goes through: validation (400 before any stream), the conversation's turn (one
 // message of a conversation at a time), the user message stored, the history read (cached
@@ -59,6 +60,7 @@ func ServiceWith(opts Options) service.Def {
 		},
 		Gateway: restapi.Routes(restapi.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), restapi.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient),
 			restapi.Route(chatv1.RegisterSessionServiceHandlerClient, chatv1.NewSessionServiceClient), restapi.Route(chatv1.RegisterHealthServiceHandlerClient, chatv1.NewHealthServiceClient)),
+		Streams: streams(),
 	}
 }
 
