@@ -12,7 +12,7 @@ BREAKING_AGAINST ?= main
 TEST_FLAGS ?=
 BENCH ?= .
 
-.PHONY: all build run run-tls test bench fuzz generate check lint fmt-check vet breaking drift third-party deps clean
+.PHONY: all build run run-tls test bench fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean
 
 all: build
 
@@ -45,6 +45,10 @@ fmt-check:
 vet:
 	go vet ./...
 
+# The layering rules of README.md (Architecture), checked on the import graph.
+imports:
+	go test -count=1 ./internal/archtest/
+
 # Compares the contract with the last commit of $(BREAKING_AGAINST), built from a clean export.
 breaking: $(BUF) third-party
 	@if ! git rev-parse --verify -q $(BREAKING_AGAINST) >/dev/null || [ -z "$$(git ls-tree -r --name-only $(BREAKING_AGAINST) proto)" ]; then \
@@ -57,7 +61,7 @@ breaking: $(BUF) third-party
 drift: generate
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then echo "generated code is stale; run make generate and commit gen/"; git status --porcelain -- gen | head -20; exit 1; fi
 
-check: lint breaking drift fmt-check vet
+check: lint breaking drift fmt-check vet imports
 
 build:
 	go build -o $(BIN)/shopmind ./cmd/shopmind

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,14 +16,14 @@ import (
 var corsAllowedHeaders = []string{"Authorization", "Content-Type", "Accept", "Accept-Language",
 	"X-Request-Id", EnvHeader, "X-Requested-With"}
 
-// corsExposedHeaders are the response headers browser scripts may read.
-var corsExposedHeaders = []string{"X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset",
-	ConversationIDHeader}
+// corsExposedHeaders are the response headers browser scripts may read, besides the naming
+// header of each event stream (X-Conversation-Id).
+var corsExposedHeaders = []string{"X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
 
 // newCORS answers preflights itself (before the WAF, the rate limit and authentication) and
-// adds the CORS headers to allowed origins' requests. Origins are matched by
-// originMatcher, never by prefix.
-func newCORS(e config.EdgeConfig) func(http.Handler) http.Handler {
+// adds the CORS headers to allowed origins' requests, exposing corsExposedHeaders and the
+// streams' headers. Origins are matched by originMatcher, never by prefix.
+func newCORS(e config.EdgeConfig, streamHeaders []string) func(http.Handler) http.Handler {
 	patterns := e.CORSAllowedOrigins
 	if len(patterns) == 0 {
 		patterns = strings.Split(config.DefaultCORSOrigins, ",")
@@ -35,7 +36,7 @@ func newCORS(e config.EdgeConfig) func(http.Handler) http.Handler {
 		AllowOriginFunc:  originMatcher(patterns),
 		AllowedMethods:   []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead},
 		AllowedHeaders:   corsAllowedHeaders,
-		ExposedHeaders:   corsExposedHeaders,
+		ExposedHeaders:   append(slices.Clip(corsExposedHeaders), streamHeaders...),
 		AllowCredentials: e.CORSAllowCredentials,
 		MaxAge:           maxAge,
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 // infoBackend answers GetInfo with a fixed user, so the benchmark measures the edge and the
@@ -120,7 +121,7 @@ func newEdgeFixture(b *testing.B) *edgeFixture {
 			}
 		}
 		gw, err := gateway.New(context.Background(), gateway.Options{Logger: log, MaxBodyBytes: 1 << 20, WAF: wafMW,
-			Backends:     []gateway.Backend{{Target: "tenant", Conn: backend, Register: gateway.Routes(gateway.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient))}},
+			Backends:     []gateway.Backend{{Target: "tenant", Conn: backend, Register: restapi.Routes(restapi.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient))}},
 			Authenticate: (&gateway.EdgeAuth{Tokens: tokens, Revocations: rev, Public: gateway.DefaultPublicRoutes}).Middleware,
 			Metadata:     gateway.IdentityMetadata})
 		if err != nil {

@@ -22,11 +22,8 @@ import (
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
+	"github.com/shopmind/shopmind/internal/restapi"
 )
-
-// Registration attaches one service's REST handlers to the mux, calling the backend over conn
-// (a network connection, or the in-process channel of a target hosted by the same process).
-type Registration func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error
 
 // Backend is a gRPC backend the gateway forwards to.
 type Backend struct {
@@ -36,7 +33,9 @@ type Backend struct {
 	// channel of grpcserver.Server.InProcess when this process hosts the target.
 	Conn grpc.ClientConnInterface
 	// Register attaches the service's REST routes.
-	Register Registration
+	Register restapi.Registration
+	// Streams are the backend's server-streaming RPCs served as server-sent events (sse.go).
+	Streams []restapi.Stream
 }
 
 // Options configure the gateway.
@@ -64,7 +63,7 @@ type Options struct {
 	// added to every call to a backend, from the request's context (nil: none). It cannot
 	// set x-env or x-request-id.
 	Metadata func(ctx context.Context) []string
-	// SSEKeepAlive is the interval of keep-alive comments on idle chat event streams
+	// SSEKeepAlive is the interval of keep-alive comments on idle event streams
 	// (0: DefaultSSEKeepAlive). See sse.go.
 	SSEKeepAlive time.Duration
 }
@@ -90,7 +89,8 @@ type Gateway struct {
 	limiter         *rateLimiter
 	partners        map[string]*partnerProxy
 	upstreamTimeout time.Duration
-	streaming       map[string]bool
+	streaming       map[string]bool // "METHOD template" of the routes without upstream timeout
+	streamHeaders   []string        // the event streams' naming headers, for CORS
 }
 
 // New builds the gateway: one grpc-gateway mux per environment with every backend's routes,
@@ -125,8 +125,8 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 				return nil, fmt.Errorf("environment %s, %s routes: %w", name, b.Target, err)
 			}
 		}
-		if err := g.registerChatStreams(e); err != nil { // the SSE bridge (sse.go)
-			return nil, fmt.Errorf("environment %s, chat streams: %w", name, err)
+		if err := g.registerStreams(e); err != nil { // the SSE bridge (sse.go)
+			return nil, fmt.Errorf("environment %s, streams: %w", name, err)
 		}
 		g.envs[name] = e
 		g.envOrder = append(g.envOrder, name)
@@ -160,7 +160,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		api = opts.WAF(api)
 	}
 	api = g.limitBody(api)
-	api = newCORS(edge)(api)
+	api = newCORS(edge, g.streamHeaders)(api)
 
 	metricsHandler := promhttp.HandlerFor(opts.Registry, promhttp.HandlerOpts{})
 	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -298,25 +298,4 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(body))
-}
-
-// Routes combines the Route of each of a target's services into one Registration.
-func Routes(regs ...Registration) Registration {
-	return func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-		for _, reg := range regs {
-			if err := reg(ctx, mux, conn); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// Route is one service's Registration from its generated Register...HandlerClient and
-// New...Client functions. (The generated Register...Handler takes a *grpc.ClientConn only,
-// which would rule out the in-process channel.)
-func Route[C any](register func(context.Context, *runtime.ServeMux, C) error, newClient func(grpc.ClientConnInterface) C) Registration {
-	return func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-		return register(ctx, mux, newClient(conn))
-	}
 }

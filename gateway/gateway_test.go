@@ -22,6 +22,7 @@ import (
 	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 // fakeNotify is a stand-in backend: it lets the gateway's envelope, error and header
@@ -78,7 +79,7 @@ func startGateway(t *testing.T, always200 bool) (*httptest.Server, *fakeNotify) 
 	}
 	gw, err := gateway.New(context.Background(), gateway.Options{
 		Logger: log, Registry: prometheus.NewRegistry(), AlwaysHTTP200: always200, MaxBodyBytes: 1024,
-		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: gateway.Routes(gateway.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient))}},
+		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: restapi.Routes(restapi.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient))}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +235,7 @@ func TestReadyzFailsWhenBackendDown(t *testing.T) {
 	}
 	defer conn.Close()
 	gw, err := gateway.New(context.Background(), gateway.Options{Logger: log, MaxBodyBytes: 1024,
-		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: gateway.Routes(gateway.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient))}}})
+		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: restapi.Routes(restapi.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient))}}})
 	if err != nil {
 		t.Fatal(err)
 	}

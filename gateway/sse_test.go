@@ -26,6 +26,8 @@ import (
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/restapi"
+	"github.com/shopmind/shopmind/services/chat"
 )
 
 const convID = "7b0d3c52-0a4f-4f5e-9d8e-2f1f3b9c1a77"
@@ -128,7 +130,8 @@ func startChat(t *testing.T, opts gateway.Options) (*httptest.Server, *fakeChat)
 	}
 	t.Cleanup(func() { _ = conn.Close(); srv.Server.Stop() })
 	opts.Backends = append(opts.Backends, gateway.Backend{Target: "chat", Conn: conn,
-		Register: gateway.Routes(gateway.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), gateway.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient))})
+		Register: restapi.Routes(restapi.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), restapi.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient)),
+		Streams:  chat.Service().Streams}) // the chat service's own description of its streams
 	return startEdge(t, opts), fake
 }
 
@@ -222,6 +225,12 @@ func TestSSEBridgeStream(t *testing.T) {
 		if got := md.Get(k); len(got) != 1 || got[0] != v {
 			t.Errorf("metadata %s = %v, want %s", k, got, v)
 		}
+	}
+
+	// Browser scripts may read the stream's naming header.
+	res = post(t, hs, "/api/v2/chat/message", `{"message":"hello"}`, "Origin", "http://localhost:5173")
+	if !strings.Contains(res.header.Get("Access-Control-Expose-Headers"), "X-Conversation-Id") {
+		t.Fatalf("exposed headers: %q", res.header.Get("Access-Control-Expose-Headers"))
 	}
 
 	// The v1 endpoint, its own types, through the same bridge.

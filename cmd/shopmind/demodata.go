@@ -14,15 +14,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 	"github.com/shopmind/shopmind/internal/postgres"
-	"github.com/shopmind/shopmind/services/analysis/demodata"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 )
 
 // runDemoData is `shopmind demo-data`: it generates a tenant's shops, goods and orders into
-// the analytical store (services/analysis/demodata).
+// the analytical store (internal/analytics/demodata).
 func runDemoData(args []string) error {
 	fs := flag.NewFlagSet("demo-data", flag.ContinueOnError)
 	orders := fs.Int("orders", 100_000, "orders to generate")

@@ -180,7 +180,7 @@ func Run(ctx context.Context, opts Options) error {
 			if err != nil {
 				return err
 			}
-			backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway})
+			backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
 		}
 		// Every other environment gets its own connections, to its own addresses
 		// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
@@ -197,7 +197,7 @@ func Run(ctx context.Context, opts Options) error {
 				if err != nil {
 					return err
 				}
-				envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway})
+				envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
 			}
 		}
 		waf, err := gateway.NewWAF(cfg.WAF, log, func(w http.ResponseWriter, r *http.Request, ruleID int, message string) {

@@ -16,8 +16,8 @@ const (
 	MaxQueryMaxRows = 1_000_000
 )
 
-// AnalyticsConfig configures the analytical store (services/analysis/warehouse; every
-// variable is in services/analysis/warehouse/WAREHOUSE.md's table).
+// AnalyticsConfig configures the analytical store (internal/analytics/warehouse; every
+// variable is in internal/analytics/warehouse/WAREHOUSE.md's table).
 type AnalyticsConfig struct {
 	// URL selects the store (SHOPMIND_ANALYTICS_URL): empty for the PostgreSQL schema
 	// analytics in the platform database, or clickhouse://host:9000/db?... for ClickHouse

@@ -1,6 +1,6 @@
 // Package service defines what a ShopMind service contributes to the binary: its gRPC
-// servers, its REST routes, its migrations and its demo data. Each services/<name> package
-// exports one Def; internal/app wires them into targets.
+// servers, its REST routes and event streams, its migrations and its demo data. Each
+// services/<name> package exports one Def; internal/app wires them into targets.
 package service
 
 import (
@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 // Deps are what a service receives when it starts.
@@ -40,7 +40,10 @@ type Def struct {
 	// Register builds the service's servers and registers them on the gRPC server.
 	Register func(ctx context.Context, s grpc.ServiceRegistrar, deps Deps) error
 	// Gateway registers the service's REST routes (nil for internal-only services).
-	Gateway gateway.Registration
+	Gateway restapi.Registration
+	// Streams are the server-streaming RPCs the gateway answers as server-sent events,
+	// registered after the REST routes (which they override on the same path).
+	Streams []restapi.Stream
 	// Seed loads demo data when SHOPMIND_DEMO_DATA is set; nil when the service has none.
 	Seed func(ctx context.Context, deps Deps) error
 }

@@ -16,11 +16,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
-	"github.com/shopmind/shopmind/services/analysis/demodata"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
-	"github.com/shopmind/shopmind/services/analysis/warehouse/warehousetest"
 )
 
 type envelope struct {

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
-	"github.com/shopmind/shopmind/services/analysis/demodata"
 	"github.com/shopmind/shopmind/services/analysis/semantic"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
-	"github.com/shopmind/shopmind/services/analysis/warehouse/warehousetest"
 )
 
 // benchTenant owns the benchmark's rows.

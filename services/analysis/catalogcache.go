@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shopmind/shopmind/services/analysis/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 )
 
 // catalogTTL bounds how long a new diy_* table takes to appear in queries and metrics.

@@ -14,8 +14,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 	"github.com/shopmind/shopmind/services/analysis/semantic"
 )
 

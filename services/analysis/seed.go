@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
 	"github.com/shopmind/shopmind/internal/service"
-	"github.com/shopmind/shopmind/services/analysis/demodata"
 )
 
 // DemoOrders is how many orders `make run` loads into the demo tenant.

@@ -15,15 +15,15 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/shopmind/shopmind/gateway"
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 	"github.com/shopmind/shopmind/services/analysis/semantic"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 )
 
 //go:embed migrations/*.sql
@@ -37,7 +37,7 @@ func Service() service.Def {
 		Name:       "analysis",
 		Migrations: &postgres.Migrations{Service: "analysis", FS: sub},
 		Register:   st.register,
-		Gateway:    gateway.Routes(gateway.Route(analysisv1.RegisterMetricServiceHandlerClient, analysisv1.NewMetricServiceClient), gateway.Route(analysisv1.RegisterQueryServiceHandlerClient, analysisv1.NewQueryServiceClient)),
+		Gateway:    restapi.Routes(restapi.Route(analysisv1.RegisterMetricServiceHandlerClient, analysisv1.NewMetricServiceClient), restapi.Route(analysisv1.RegisterQueryServiceHandlerClient, analysisv1.NewQueryServiceClient)),
 		Seed:       st.seed,
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 )
 
 // A second tenant can neither see nor change the first tenant's goods, orders, shops,

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 )
 
 // Orders live only in the analytical store (basic_orders and basic_order_items, written

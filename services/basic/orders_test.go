@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
-	"github.com/shopmind/shopmind/services/analysis/demodata"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
-	"github.com/shopmind/shopmind/services/analysis/warehouse/warehousetest"
 )
 
 type order struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 )
 
 // outbox carries shop, category and goods changes from schema basic to the analytical

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/service"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 )
 
 // seed makes schema basic agree with the demo data (SHOPMIND_DEMO_DATA): the analysis

@@ -38,14 +38,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/gateway"
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 	"github.com/shopmind/shopmind/services/basic/partners"
 )
 
@@ -60,7 +60,7 @@ func Service() service.Def {
 		Name:       "basic",
 		Migrations: &postgres.Migrations{Service: "basic", FS: sub},
 		Register:   st.register,
-		Gateway:    gateway.Routes(gateway.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient), gateway.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient)),
+		Gateway:    restapi.Routes(restapi.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient), restapi.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient)),
 		Seed:       st.seed,
 	}
 }

@@ -1,7 +1,8 @@
 // Package chat is the chat service: streamed replies of the agents (v2, and the v1 single
 // agent), sessions and their history, and the health of the stores it depends on. The
-// gateway's SSE bridge (gateway/sse.go) serves the streams as server-sent events; CHAT.md
-// describes the endpoints, the event shapes and the configuration.
+// service describes its streams (sse.go) and the gateway's generic bridge serves them as
+// server-sent events; CHAT.md describes the endpoints, the event shapes and the
+// configuration.
 //
 // A message goes through: validation (400 before any stream), the conversation's turn (one
 // message of a conversation at a time), the user message stored, the history read (cached
@@ -21,11 +22,11 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/gateway"
 	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/chat/agent"
 )
@@ -57,8 +58,9 @@ func ServiceWith(opts Options) service.Def {
 		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 			return register(ctx, s, deps, opts)
 		},
-		Gateway: gateway.Routes(gateway.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), gateway.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient),
-			gateway.Route(chatv1.RegisterSessionServiceHandlerClient, chatv1.NewSessionServiceClient), gateway.Route(chatv1.RegisterHealthServiceHandlerClient, chatv1.NewHealthServiceClient)),
+		Gateway: restapi.Routes(restapi.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), restapi.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient),
+			restapi.Route(chatv1.RegisterSessionServiceHandlerClient, chatv1.NewSessionServiceClient), restapi.Route(chatv1.RegisterHealthServiceHandlerClient, chatv1.NewHealthServiceClient)),
+		Streams: streams(),
 	}
 }
 

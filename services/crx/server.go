@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/gateway"
 	crxv1 "github.com/shopmind/shopmind/gen/go/shopmind/crx/v1"
+	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
 )
 
@@ -22,6 +22,6 @@ func Service() service.Def {
 			crxv1.RegisterExtensionServiceServer(s, crxv1.UnimplementedExtensionServiceServer{})
 			return nil
 		},
-		Gateway: gateway.Routes(gateway.Route(crxv1.RegisterExtensionServiceHandlerClient, crxv1.NewExtensionServiceClient)),
+		Gateway: restapi.Routes(restapi.Route(crxv1.RegisterExtensionServiceHandlerClient, crxv1.NewExtensionServiceClient)),
 	}
 }

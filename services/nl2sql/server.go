@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/gateway"
 	nl2sqlv1 "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
+	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
 )
 
@@ -22,6 +22,6 @@ func Service() service.Def {
 			nl2sqlv1.RegisterNl2SqlServiceServer(s, nl2sqlv1.UnimplementedNl2SqlServiceServer{})
 			return nil
 		},
-		Gateway: gateway.Routes(gateway.Route(nl2sqlv1.RegisterNl2SqlServiceHandlerClient, nl2sqlv1.NewNl2SqlServiceClient)),
+		Gateway: restapi.Routes(restapi.Route(nl2sqlv1.RegisterNl2SqlServiceHandlerClient, nl2sqlv1.NewNl2SqlServiceClient)),
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/gateway"
 	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
+	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
 )
 
@@ -22,6 +22,6 @@ func Service() service.Def {
 			notifyv1.RegisterNotifyServiceServer(s, notifyv1.UnimplementedNotifyServiceServer{})
 			return nil
 		},
-		Gateway: gateway.Routes(gateway.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient)),
+		Gateway: restapi.Routes(restapi.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient)),
 	}
 }

@@ -12,11 +12,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/shopmind/shopmind/gateway"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
 )
 
@@ -34,7 +34,7 @@ func Service() service.Def {
 		Name:       "tenant",
 		Migrations: migrations(),
 		Register:   register,
-		Gateway:    gateway.Routes(gateway.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient), gateway.Route(tenantv1.RegisterTenantServiceHandlerClient, tenantv1.NewTenantServiceClient)),
+		Gateway:    restapi.Routes(restapi.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient), restapi.Route(tenantv1.RegisterTenantServiceHandlerClient, tenantv1.NewTenantServiceClient)),
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 )
 
 var dialects = []Dialect{Postgres(), ClickHouse()}

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 )
 
 // A small hand-made data set for two tenants that share every id (so a join that forgot

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 )
 
 // OrdersTable is the table order metrics aggregate.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/shopmind/shopmind/services/analysis/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 )
 
 // Dialect is what differs between the SQL of the analytical stores. The exported methods

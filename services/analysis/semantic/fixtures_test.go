@@ -3,7 +3,7 @@ package semantic
 import (
 	"time"
 
-	"github.com/shopmind/shopmind/services/analysis/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 )
 
 // The metrics the tests use, by name.

@@ -1,7 +1,7 @@
 package semantic
 
 import (
-	"github.com/shopmind/shopmind/services/analysis/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 )
 
 // reach is the breadth-first tree of the tables a fact table reaches along the catalog's

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 )
 
 // params collects bound values. PostgreSQL placeholders are numbered and the tenant and

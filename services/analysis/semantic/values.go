@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 )
 
 // Condition limits.

@@ -45,7 +45,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 )
 
 // Options control a generation.

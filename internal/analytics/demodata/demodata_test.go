@@ -14,9 +14,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/shopmind/shopmind/services/analysis/demodata"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
-	"github.com/shopmind/shopmind/services/analysis/warehouse/warehousetest"
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 )
 
 // memWriter records what Generate writes (Orders is called concurrently).

@@ -18,8 +18,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
 )
 
 // DefaultClickHouseURL is the ClickHouse server the tests use unless

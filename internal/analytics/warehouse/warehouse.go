@@ -1,4 +1,6 @@
-// Package warehouse is ShopMind's analytical store: one interface, two SQL dialects.
+// Package warehouse is ShopMind's analytical store: one interface, two SQL dialects. The
+// analysis service queries it and the basic service writes to it, so it lives in internal/,
+// which both may import.
 //
 // # Dialects
 //
@@ -72,8 +74,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
 )
 
 // Dialect names.

@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/services/analysis/demodata"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
-	"github.com/shopmind/shopmind/services/analysis/warehouse/warehousetest"
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 )
 
 // TestLoadRate measures the load rate into both stores (fresh databases, dropped after).
 // It runs only when SHOPMIND_DEMO_LOAD_ORDERS is set:
 //
-//	SHOPMIND_DEMO_LOAD_ORDERS=1000000 go test ./services/analysis/demodata -run TestLoadRate -v -timeout 30m
+//	SHOPMIND_DEMO_LOAD_ORDERS=1000000 go test ./internal/analytics/demodata -run TestLoadRate -v -timeout 30m
 func TestLoadRate(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("SHOPMIND_DEMO_LOAD_ORDERS"))
 	if n <= 0 {

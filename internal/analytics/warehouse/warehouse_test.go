@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/services/analysis/catalog"
-	"github.com/shopmind/shopmind/services/analysis/warehouse"
-	"github.com/shopmind/shopmind/services/analysis/warehouse/warehousetest"
 )
 
 var day0 = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)

@@ -3,7 +3,7 @@ package warehouse
 import (
 	"time"
 
-	"github.com/shopmind/shopmind/services/analysis/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 )
 
 // The row types mirror the base tables of catalog.Base(), field for field in column order

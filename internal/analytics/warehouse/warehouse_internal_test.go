@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/services/analysis/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 )
 
 // TestRowTypesMirrorCatalog keeps the row structs in step with catalog.Base(): same columns,

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/shopmind/shopmind/services/analysis/catalog"
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 )
 
 // pgSchemaLock is the advisory lock id EnsureSchema holds while creating tables, so replicas
