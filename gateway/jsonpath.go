@@ -65,6 +65,9 @@ func runeOffset(b []byte, line, col int) int {
 	return i
 }
 
+// maxPathDepth bounds the nesting fieldAt follows.
+const maxPathDepth = 16
+
 // jsonFrame is an open object or array while fieldAt reads tokens.
 type jsonFrame struct {
 	object  bool
@@ -107,6 +110,11 @@ func fieldAt(data []byte, off int) string {
 	dec.UseNumber()
 	found := ""
 	for int(dec.InputOffset()) <= off {
+		if len(stack) > maxPathDepth {
+			// Deeper than any request message: name the place by its first levels (and
+			// keep the scan linear on hostile nesting).
+			return found + "..."
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			break

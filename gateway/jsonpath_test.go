@@ -52,3 +52,11 @@ func TestNamedDecodeError(t *testing.T) {
 }
 
 func jsonErr(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// Hostile nesting is scanned in linear time and named by its first levels.
+func TestFieldAtDeepNesting(t *testing.T) {
+	deep := []byte(strings.Repeat("[", 200000))
+	if got := fieldAt(deep, len(deep)-1); !strings.HasSuffix(got, "...") || len(got) > 200 {
+		t.Fatalf("got %q", got)
+	}
+}
