@@ -20,8 +20,8 @@ import (
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // infoBackend answers GetInfo with a fixed user, so the benchmark measures the edge and the
@@ -107,11 +107,11 @@ func newEdgeFixture(b *testing.B) *edgeFixture {
 	conn, _ := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	b.Cleanup(func() { _ = conn.Close() })
 
-	handler := func(waf bool, backend grpc.ClientConnInterface) http.Handler {
+	handler := func(withWAF bool, backend grpc.ClientConnInterface) http.Handler {
 		var wafMW func(http.Handler) http.Handler
-		if waf {
-			wafMW, err = gateway.NewWAF(config.WAFConfig{Enabled: true, ParanoiaLevel: config.DefaultWAFParanoia,
-				AnomalyThreshold: config.DefaultWAFAnomalyThreshold, BodyLimit: config.DefaultWAFBodyLimit}, log,
+		if withWAF {
+			wafMW, err = gateway.NewWAF(waf.Config{Enabled: true, ParanoiaLevel: waf.DefaultParanoia,
+				AnomalyThreshold: waf.DefaultAnomalyThreshold, BodyLimit: waf.DefaultBodyLimit}, log,
 				func(w http.ResponseWriter, r *http.Request, _ int, msg string) {
 					gateway.WriteError(w, r, apperr.KindForbidden, msg)
 				})

@@ -28,8 +28,8 @@ import (
 	"rsc.io/binaryregexp"
 
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // The WAF is OWASP Coraza v3 running the OWASP Core Rule Set v4 embedded in
@@ -141,15 +141,15 @@ func init() {
 }
 
 // wafDirectives is the Coraza configuration of a profile.
-func wafDirectives(cfg config.WAFConfig, profile wafProfile) string {
+func wafDirectives(cfg waf.Config, profile wafProfile) string {
 	limit := cfg.BodyLimit
 	if limit <= 0 {
-		limit = config.DefaultWAFBodyLimit
+		limit = waf.DefaultBodyLimit
 	}
 	pl := min(max(cfg.ParanoiaLevel, 1), 4)
 	threshold := cfg.AnomalyThreshold
 	if threshold < 1 {
-		threshold = config.DefaultWAFAnomalyThreshold
+		threshold = waf.DefaultAnomalyThreshold
 	}
 	var b strings.Builder
 	if profile == profileStock {
@@ -190,7 +190,7 @@ SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.crs_setup_version=%[7]s
 
 // newCorazaWAF builds the WAF of a profile; for ShopMind's it also returns what each loaded
 // rule inspects (nil otherwise).
-func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSkips, *ruleMemo, *rulePrune, error) {
+func newCorazaWAF(cfg waf.Config, profile wafProfile) (coraza.WAF, *ruleSkips, *ruleMemo, *rulePrune, error) {
 	directives := wafDirectives(cfg, profile)
 	var skips *ruleSkips
 	var memo *ruleMemo
@@ -203,7 +203,7 @@ func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSk
 	if profile == profileStock {
 		root = coreruleset.FS
 	}
-	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -217,14 +217,14 @@ func newCorazaWAF(cfg config.WAFConfig, profile wafProfile) (coraza.WAF, *ruleSk
 		prune.finish(skips)
 		memo.linkPrune(prune)
 	}
-	return waf, skips, memo, prune, nil
+	return engine, skips, memo, prune, nil
 }
 
 // NewWAF returns the WAF middleware: each request's line, headers and body are inspected by
 // the Core Rule Set before next sees them; a request the rules block is answered by block
 // (the 403 envelope) with the id of the rule that decided. With cfg.Enabled false it returns
 // the identity middleware.
-func NewWAF(cfg config.WAFConfig, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (func(http.Handler) http.Handler, error) {
+func NewWAF(cfg waf.Config, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (func(http.Handler) http.Handler, error) {
 	if !cfg.Enabled {
 		return func(next http.Handler) http.Handler { return next }, nil
 	}
@@ -235,8 +235,8 @@ func NewWAF(cfg config.WAFConfig, logger *slog.Logger, block func(w http.Respons
 	return m.wrap, nil
 }
 
-func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (*wafMiddleware, error) {
-	waf, skips, memo, prune, err := newCorazaWAF(cfg, profile)
+func newWAFMiddleware(cfg waf.Config, profile wafProfile, logger *slog.Logger, block func(w http.ResponseWriter, r *http.Request, ruleID int, message string)) (*wafMiddleware, error) {
+	engine, skips, memo, prune, err := newCorazaWAF(cfg, profile)
 	if err != nil {
 		return nil, fmt.Errorf("waf: %w", err)
 	}
@@ -245,9 +245,9 @@ func newWAFMiddleware(cfg config.WAFConfig, profile wafProfile, logger *slog.Log
 	}
 	limit := cfg.BodyLimit
 	if limit <= 0 {
-		limit = config.DefaultWAFBodyLimit
+		limit = waf.DefaultBodyLimit
 	}
-	return &wafMiddleware{waf: waf, skips: skips, memo: memo, prune: prune, logger: logger, block: block, limit: limit}, nil
+	return &wafMiddleware{waf: engine, skips: skips, memo: memo, prune: prune, logger: logger, block: block, limit: limit}, nil
 }
 
 type wafMiddleware struct {

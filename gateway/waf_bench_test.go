@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 var wafBenchSeq atomic.Uint64
@@ -82,7 +82,7 @@ func BenchmarkWAF(b *testing.B) {
 		profile wafProfile
 		memo    bool
 	}{{"", profileShopMind, true}, {"nocache_", profileShopMind, false}, {"stock_", profileStock, false}} {
-		cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+		cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 		m, err := newWAFMiddleware(cfg, p.profile, slog.New(slog.DiscardHandler), wafTestBlock)
 		if err != nil {
 			b.Fatal(err)
@@ -141,7 +141,7 @@ func BenchmarkWAFCompare(b *testing.B) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(200)
 	})
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 	ours, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		b.Fatal(err)

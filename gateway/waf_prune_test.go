@@ -23,7 +23,7 @@ import (
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 	"github.com/corazawaf/libinjection-go"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // recorded collects the values the test operator sees: the transformed value of a target as
@@ -69,7 +69,7 @@ func TestTransformAlphabetCoversCoraza(t *testing.T) {
 	for i, n := range names {
 		fmt.Fprintf(&rules, "SecRule ARGS_GET:v \"@shopmindTestRecord %s\" \"id:%d,phase:1,pass,nolog,t:none,t:%s\"\n", n, 1000+i, n)
 	}
-	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(rules.String()))
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(rules.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestTransformAlphabetCoversCoraza(t *testing.T) {
 			v.WriteString(pieces[rng.IntN(len(pieces))])
 		}
 		value := v.String()
-		tx := waf.NewTransaction()
+		tx := engine.NewTransaction()
 		tx.ProcessURI("/?v="+url.QueryEscape(value), "GET", "HTTP/1.1")
 		tx.ProcessRequestHeaders()
 		_ = tx.Close()
@@ -110,7 +110,7 @@ SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowe
 SecRule ARGS_POST_NAMES "@shopmindTestRecord names" "id:2,phase:2,pass,nolog,t:none"
 SecRule ARGS_POST "@shopmindTestRecord values" "id:3,phase:2,pass,nolog,t:none"
 `, jsonContentType, typedJSONProcessor)
-	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ SecRule ARGS_POST "@shopmindTestRecord values" "id:3,phase:2,pass,nolog,t:none"
 		return nil
 	}
 	check := func(body []byte) {
-		tx := waf.NewTransaction()
+		tx := engine.NewTransaction()
 		tx.ProcessURI("/", "POST", "HTTP/1.1")
 		tx.AddRequestHeader("content-type", "application/json")
 		tx.ProcessRequestHeaders()
@@ -194,7 +194,7 @@ func TestJSONBytesKeysMatchTypedJSON(t *testing.T) {
 SecRequestBodyAccess On
 SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowercase,ctl:requestBodyProcessor=%s"
 `, jsonContentType, typedJSONProcessor)
-	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowe
 		`"one string"`,
 		`{"empty":{},"list":[],"nested":{"a":{"b":{"c":"d"}}}}`,
 	} {
-		tx := waf.NewTransaction()
+		tx := engine.NewTransaction()
 		tx.ProcessURI("/", "POST", "HTTP/1.1")
 		tx.AddRequestHeader("content-type", "application/json")
 		tx.ProcessRequestHeaders()
@@ -283,7 +283,7 @@ func TestPruneReadsTheCompiledPatterns(t *testing.T) {
 	seen := map[string]bool{}
 	rxArgsSeen.Store(&sync.Map{})
 	defer rxArgsSeen.Store(nil)
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 2, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 2, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 	_, _, _, prune, err := newCorazaWAF(cfg, profileShopMind)
 	if err != nil {
 		t.Fatal(err)

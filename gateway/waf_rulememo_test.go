@@ -10,14 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // observedWAF is ShopMind's WAF at a paranoia level in front of a handler that drains the
 // body, with the ids of the rules the last request it served matched.
 func observedWAF(t *testing.T, level int) (http.Handler, *[]int) {
 	t.Helper()
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func observedWAF(t *testing.T, level int) (http.Handler, *[]int) {
 
 func memoWAF(t *testing.T) (*wafMiddleware, http.Handler) {
 	t.Helper()
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)

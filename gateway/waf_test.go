@@ -28,7 +28,7 @@ import (
 	"github.com/corazawaf/coraza/v3/types"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // The CRS regression corpus: the go-ftw YAML files that coraza-coreruleset v4 ships in its
@@ -276,7 +276,7 @@ func runCRSCase(h http.Handler, raw []byte) crsResult {
 // runCRSCorpus runs every case whose rule is active at the level through a WAF of the
 // profile, returning the result of each case by name.
 func runCRSCorpus(t *testing.T, cases []crsCase, level int, profile wafProfile) map[string]crsResult {
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: config.DefaultWAFAnomalyThreshold, BodyLimit: config.DefaultWAFBodyLimit}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: waf.DefaultAnomalyThreshold, BodyLimit: waf.DefaultBodyLimit}
 	m, err := newWAFMiddleware(cfg, profile, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
@@ -449,7 +449,7 @@ func (c wafRequest) build() *http.Request {
 
 func wafTestHandler(t testing.TB, level int) http.Handler {
 	t.Helper()
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: config.DefaultWAFAnomalyThreshold, BodyLimit: config.DefaultWAFBodyLimit}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: waf.DefaultAnomalyThreshold, BodyLimit: waf.DefaultBodyLimit}
 	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
@@ -665,7 +665,7 @@ func TestWAFLevel1OnlyArgumentsStillInspected(t *testing.T) {
 }
 
 func TestWAFOffIsIdentity(t *testing.T) {
-	mw, err := NewWAF(config.WAFConfig{Enabled: false}, nil, wafTestBlock)
+	mw, err := NewWAF(waf.Config{Enabled: false}, nil, wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,7 +685,7 @@ func TestWAFOffIsIdentity(t *testing.T) {
 // chunk while the handler is still running.
 func TestWAFStreamsFlush(t *testing.T) {
 	release := make(chan struct{})
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)
@@ -817,7 +817,7 @@ func TestWAFRxRequired(t *testing.T) {
 // TestWAFBodyTooLarge: a body over the inspection limit is refused with the 413 envelope
 // (declared length or streamed), not the 403 of a detection; one at the limit passes.
 func TestWAFBodyTooLarge(t *testing.T) {
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: 64}
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: 64}
 	mw, err := NewWAF(cfg, slog.New(slog.DiscardHandler), wafTestBlock)
 	if err != nil {
 		t.Fatal(err)

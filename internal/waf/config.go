@@ -1,4 +1,4 @@
-package config
+package waf
 
 import (
 	"fmt"
@@ -6,17 +6,17 @@ import (
 	"strings"
 )
 
-// WAF defaults.
+// Defaults of Config.
 const (
-	DefaultWAFParanoia         = 1
-	DefaultWAFAnomalyThreshold = 5
-	DefaultWAFBodyLimit        = 4 << 20
+	DefaultParanoia         = 1
+	DefaultAnomalyThreshold = 5
+	DefaultBodyLimit        = 4 << 20
 )
 
-// WAFConfig configures the web application firewall (Coraza + OWASP CRS). The rule set and
-// its exclusions are fixed in gateway/waf.go and documented in gateway/WAF.md.
-type WAFConfig struct {
-	// Enabled turns the WAF on (SHOPMIND_WAF=on, the default) or off (identity middleware).
+// Config configures the web application firewall (Coraza + OWASP CRS). The rule set and its
+// exclusions are fixed in internal/waf/crs and documented in WAF.md.
+type Config struct {
+	// Enabled turns the WAF on (SHOPMIND_WAF=on, the default) or off (no WAF in the chain).
 	Enabled bool
 	// ParanoiaLevel is the CRS blocking paranoia level, 1 (default) to 4
 	// (SHOPMIND_WAF_PARANOIA). Higher levels add rules and false positives.
@@ -30,27 +30,28 @@ type WAFConfig struct {
 	BodyLimit int64
 }
 
-// loadWAF reads the WAF variables, appending a message naming the variable to errs for each
-// malformed value.
-func loadWAF(getenv func(string) string, errs *[]string) WAFConfig {
-	c := WAFConfig{
+// LoadConfig reads the WAF variables through getenv. It returns one message naming the
+// variable for each malformed value (the default is kept for it).
+func LoadConfig(getenv func(string) string) (Config, []string) {
+	c := Config{
 		Enabled:          true,
-		ParanoiaLevel:    DefaultWAFParanoia,
-		AnomalyThreshold: DefaultWAFAnomalyThreshold,
-		BodyLimit:        DefaultWAFBodyLimit,
+		ParanoiaLevel:    DefaultParanoia,
+		AnomalyThreshold: DefaultAnomalyThreshold,
+		BodyLimit:        DefaultBodyLimit,
 	}
+	var errs []string
 	get := func(key string) string { return strings.TrimSpace(getenv(key)) }
 	switch v := strings.ToLower(get("SHOPMIND_WAF")); v {
 	case "", "on":
 	case "off":
 		c.Enabled = false
 	default:
-		*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF: %q is not on or off", v))
+		errs = append(errs, fmt.Sprintf("SHOPMIND_WAF: %q is not on or off", v))
 	}
 	if v := get("SHOPMIND_WAF_PARANOIA"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 4 {
-			*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF_PARANOIA: %q is not a level from 1 to 4", v))
+			errs = append(errs, fmt.Sprintf("SHOPMIND_WAF_PARANOIA: %q is not a level from 1 to 4", v))
 		} else {
 			c.ParanoiaLevel = n
 		}
@@ -58,7 +59,7 @@ func loadWAF(getenv func(string) string, errs *[]string) WAFConfig {
 	if v := get("SHOPMIND_WAF_ANOMALY_THRESHOLD"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1000 {
-			*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF_ANOMALY_THRESHOLD: %q is not an integer from 1 to 1000", v))
+			errs = append(errs, fmt.Sprintf("SHOPMIND_WAF_ANOMALY_THRESHOLD: %q is not an integer from 1 to 1000", v))
 		} else {
 			c.AnomalyThreshold = n
 		}
@@ -66,10 +67,10 @@ func loadWAF(getenv func(string) string, errs *[]string) WAFConfig {
 	if v := get("SHOPMIND_WAF_BODY_LIMIT"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n <= 0 || n > 1<<30 {
-			*errs = append(*errs, fmt.Sprintf("SHOPMIND_WAF_BODY_LIMIT: %q is not a positive number of bytes up to 1 GiB", v))
+			errs = append(errs, fmt.Sprintf("SHOPMIND_WAF_BODY_LIMIT: %q is not a positive number of bytes up to 1 GiB", v))
 		} else {
 			c.BodyLimit = n
 		}
 	}
-	return c
+	return c, errs
 }

@@ -1,0 +1,19 @@
+// Package waf is ShopMind's web application firewall: its configuration (Config,
+// LoadConfig) and the outcome of inspecting a request (Verdict). The rule engine, OWASP
+// Coraza running the OWASP Core Rule Set, is in gateway/waf*.go for now; gateway/WAF.md describes it.
+package waf
+
+// Verdict is the outcome of inspecting one request.
+type Verdict struct {
+	// Blocked: the request must not reach the handler.
+	Blocked bool
+	// TooLarge: blocked because the body is larger than the WAF inspects; not an attack, so
+	// the answer is 413, not 403.
+	TooLarge bool
+	// RuleID is the rule that decided a block (the most severe detection rule that matched);
+	// 0 when the request could not be inspected.
+	RuleID int
+	// Message says why, for the client ("request blocked by the web application firewall
+	// (rule 942100)").
+	Message string
+}
