@@ -22,6 +22,7 @@ import (
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 	"github.com/shopmind/shopmind/internal/waf"
+	"github.com/shopmind/shopmind/internal/waf/crs"
 )
 
 // infoBackend answers GetInfo with a fixed user, so the benchmark measures the edge and the
@@ -110,14 +111,12 @@ func newEdgeFixture(b *testing.B) *edgeFixture {
 	handler := func(withWAF bool, backend grpc.ClientConnInterface) http.Handler {
 		var wafMW func(http.Handler) http.Handler
 		if withWAF {
-			wafMW, err = gateway.NewWAF(waf.Config{Enabled: true, ParanoiaLevel: waf.DefaultParanoia,
-				AnomalyThreshold: waf.DefaultAnomalyThreshold, BodyLimit: waf.DefaultBodyLimit}, log,
-				func(w http.ResponseWriter, r *http.Request, _ int, msg string) {
-					gateway.WriteError(w, r, apperr.KindForbidden, msg)
-				})
+			rules, err := crs.New(waf.Config{Enabled: true, ParanoiaLevel: waf.DefaultParanoia,
+				AnomalyThreshold: waf.DefaultAnomalyThreshold, BodyLimit: waf.DefaultBodyLimit}, log)
 			if err != nil {
 				b.Fatal(err)
 			}
+			wafMW = gateway.WAF(rules.Inspect)
 		}
 		gw, err := gateway.New(context.Background(), gateway.Options{Logger: log, MaxBodyBytes: 1 << 20, WAF: wafMW,
 			Backends:     []gateway.Backend{{Target: "tenant", Conn: backend, Register: gateway.Routes(gateway.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient))}},

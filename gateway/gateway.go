@@ -53,7 +53,7 @@ type Options struct {
 	// Edge configures environments, rate limiting, CORS, partners and timeouts. Its zero value
 	// works: default environments and CORS origins, default timeouts, no rate limiting.
 	Edge config.EdgeConfig
-	// WAF wraps the chain after CORS and before rate limiting (nil: no WAF). See NewWAF.
+	// WAF wraps the chain after CORS and before rate limiting (nil: no WAF). See WAF (waf.go).
 	WAF func(http.Handler) http.Handler
 	// Authenticate wraps the chain after environment routing and path rewriting, before the
 	// mux and the partner proxies (nil: no edge authentication). It sees the rewritten

@@ -1,6 +1,6 @@
 // Package waf is ShopMind's web application firewall: its configuration (Config,
 // LoadConfig) and the outcome of inspecting a request (Verdict). The rule engine, OWASP
-// Coraza running the OWASP Core Rule Set, is in gateway/waf*.go for now; gateway/WAF.md describes it.
+// Coraza running the OWASP Core Rule Set, is internal/waf/crs; gateway/WAF.md describes it.
 package waf
 
 // Verdict is the outcome of inspecting one request.

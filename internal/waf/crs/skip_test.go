@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"log/slog"
@@ -65,7 +65,7 @@ func TestRuleSkipRanges(t *testing.T) {
 // request carries are seen as Coraza sees them.
 func TestRuleSkipsOfTheLoadedRules(t *testing.T) {
 	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
-	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	m, err := newWAF(cfg, profileShopMind, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"fmt"
@@ -12,15 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/waf"
 )
 
 var wafBenchSeq atomic.Uint64
-
-func wafTestBlock(w http.ResponseWriter, r *http.Request, ruleID int, message string) {
-	envelopeWriter{}.writeKind(w, r, apperr.KindForbidden, message)
-}
 
 const wafBenchJWT = "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIiwidGlkIjoiMSIsInVzZXJuYW1lIjoiYWRtaW4iLCJyb2xlcyI6WzFdLCJleHAiOjE3OTk5OTk5OTl9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi1oZXJl"
 
@@ -83,11 +78,11 @@ func BenchmarkWAF(b *testing.B) {
 		memo    bool
 	}{{"", profileShopMind, true}, {"nocache_", profileShopMind, false}, {"stock_", profileStock, false}} {
 		cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
-		m, err := newWAFMiddleware(cfg, p.profile, slog.New(slog.DiscardHandler), wafTestBlock)
+		m, err := newWAF(cfg, p.profile, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := m.wrap(ok)
+		h := wafHandler(m, ok, nil)
 		for _, c := range []struct {
 			name string
 			reqs []func() *http.Request
@@ -142,15 +137,15 @@ func BenchmarkWAFCompare(b *testing.B) {
 		w.WriteHeader(200)
 	})
 	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
-	ours, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	ours, err := newWAF(cfg, profileShopMind, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
-	stock, err := newWAFMiddleware(cfg, profileStock, slog.New(slog.DiscardHandler), wafTestBlock)
+	stock, err := newWAF(cfg, profileStock, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
-	oursH, stockH := ours.wrap(ok), stock.wrap(ok)
+	oursH, stockH := wafHandler(ours, ok, nil), wafHandler(stock, ok, nil)
 	traffic := make([]func() *http.Request, len(wafLegitimate))
 	for i, c := range wafLegitimate {
 		traffic[i] = c.build
