@@ -33,11 +33,14 @@ var (
 	recorded = map[string][]string{} // operator argument → values
 )
 
-func init() {
+// registerTestPlugins registers ShopMind's plugins and the test operator, for rule sets
+// built here without New.
+var registerTestPlugins = sync.OnceFunc(func() {
+	registerPlugins()
 	plugins.RegisterOperator("shopmindTestRecord", func(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
 		return recordOperator(o.Arguments), nil
 	})
-}
+})
 
 type recordOperator string
 
@@ -69,6 +72,7 @@ func TestTransformAlphabetCoversCoraza(t *testing.T) {
 	for i, n := range names {
 		fmt.Fprintf(&rules, "SecRule ARGS_GET:v \"@shopmindTestRecord %s\" \"id:%d,phase:1,pass,nolog,t:none,t:%s\"\n", n, 1000+i, n)
 	}
+	registerTestPlugins()
 	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(rules.String()))
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +114,7 @@ SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowe
 SecRule ARGS_POST_NAMES "@shopmindTestRecord names" "id:2,phase:2,pass,nolog,t:none"
 SecRule ARGS_POST "@shopmindTestRecord values" "id:3,phase:2,pass,nolog,t:none"
 `, jsonContentType, typedJSONProcessor)
+	registerTestPlugins()
 	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +199,7 @@ func TestJSONBytesKeysMatchTypedJSON(t *testing.T) {
 SecRequestBodyAccess On
 SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowercase,ctl:requestBodyProcessor=%s"
 `, jsonContentType, typedJSONProcessor)
+	registerTestPlugins()
 	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
 	if err != nil {
 		t.Fatal(err)

@@ -132,12 +132,23 @@ const (
 	profileStock
 )
 
-// typedJSONProcessor is the name of the JSON body processor registered below.
+// typedJSONProcessor is the name of the JSON body processor (typedJSON).
 const typedJSONProcessor = "TYPEDJSON"
 
-func init() {
+// registerPlugins registers ShopMind's body processor and operators with Coraza, whose
+// registry is process-wide. It runs when the first WAF is built rather than in init, so
+// importing the package changes nothing.
+var registerPlugins = sync.OnceFunc(func() {
 	plugins.RegisterBodyProcessor(strings.ToLower(typedJSONProcessor), func() plugintypes.BodyProcessor { return typedJSON{} })
-}
+	plugins.RegisterOperator(opRx, newMemoRx)
+	plugins.RegisterOperator(opDetectSQLi, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+		return &memoInjection{id: memoOpID(), sqli: true}, nil
+	})
+	plugins.RegisterOperator(opDetectXSS, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+		return &memoInjection{id: memoOpID()}, nil
+	})
+	plugins.RegisterOperator(opWithinSlashed, newWithinSlashed)
+})
 
 // wafDirectives is the Coraza configuration of a profile.
 func wafDirectives(cfg waf.Config, profile wafProfile) string {
@@ -190,6 +201,7 @@ SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.crs_setup_version=%[7]s
 // newCorazaWAF builds the WAF of a profile; for ShopMind's it also returns what each loaded
 // rule inspects (nil otherwise).
 func newCorazaWAF(cfg waf.Config, profile wafProfile) (coraza.WAF, *ruleSkips, *ruleMemo, *rulePrune, error) {
+	registerPlugins()
 	directives := wafDirectives(cfg, profile)
 	var skips *ruleSkips
 	var memo *ruleMemo
@@ -681,16 +693,6 @@ var wafMemoOff atomic.Bool
 // wafSkipOff makes every rule run, even with nothing to inspect (benchmarks and tests
 // measure both ways; waf_skip.go).
 var wafSkipOff atomic.Bool
-
-func init() {
-	plugins.RegisterOperator(opRx, newMemoRx)
-	plugins.RegisterOperator(opDetectSQLi, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
-		return &memoInjection{id: memoOpID(), sqli: true}, nil
-	})
-	plugins.RegisterOperator(opDetectXSS, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
-		return &memoInjection{id: memoOpID()}, nil
-	})
-}
 
 // crsFS serves the embedded CRS compiled for one WAF (waf_compile.go): the detection
 // operators renamed to ShopMind's, no logdata (rewriteRules), 901 reduced to its effect,
