@@ -71,7 +71,6 @@ func BenchmarkWAF(b *testing.B) {
 	for i, c := range wafLegitimate {
 		traffic[i] = c.build
 	}
-	defer wafMemoOff.Store(false)
 	for _, p := range []struct {
 		prefix  string
 		profile wafProfile
@@ -88,7 +87,7 @@ func BenchmarkWAF(b *testing.B) {
 			reqs []func() *http.Request
 		}{{"get_small", []func() *http.Request{wafBenchGet}}, {"post_json_small", []func() *http.Request{wafBenchPost}}, {"shopmind_traffic", traffic}} {
 			b.Run(p.prefix+c.name, func(b *testing.B) {
-				wafMemoOff.Store(!p.memo)
+				m.switches.cachesOff.Store(!p.memo)
 				w := &wafNopWriter{h: http.Header{}}
 				for i := range 20 { // warm pools and caches
 					h.ServeHTTP(w, c.reqs[i%len(c.reqs)]())
@@ -131,7 +130,6 @@ func BenchmarkWAF(b *testing.B) {
 // see the same machine load: the ratio to stock is the steadier figure on a busy machine.
 // Metrics: median ns per request of each, and the ratios to stock.
 func BenchmarkWAFCompare(b *testing.B) {
-	defer wafMemoOff.Store(false)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(200)
@@ -175,13 +173,13 @@ func BenchmarkWAFCompare(b *testing.B) {
 					off  bool
 					into *[]time.Duration
 				}{{oursH, false, &cached}, {oursH, true, &uncached}, {stockH, false, &base}} {
-					wafMemoOff.Store(run.off)
+					ours.switches.cachesOff.Store(run.off)
 					for i := done; i < done+n; i++ {
 						measure(run.h, c.reqs[i%len(c.reqs)](), run.into)
 					}
 				}
 			}
-			wafMemoOff.Store(false)
+			ours.switches.cachesOff.Store(false)
 			med := func(d []time.Duration) float64 {
 				slices.Sort(d)
 				return float64(d[len(d)/2].Nanoseconds())

@@ -173,14 +173,13 @@ type rulePrune struct {
 	// bodyUnknown: a loaded rule chooses a body processor, so the body's values are not known
 	// in advance and rules reading them are never pruned.
 	bodyUnknown bool
+	// cachesOff is the WAF's switch (the shape cache is off with the other caches).
+	cachesOff *atomic.Bool
 }
 
 // actionTransform is a t: action; all of a rule's stages are kept (transformChain), so
 // multiMatch needs no reading.
 var actionTransform = regexp.MustCompile(`(?:^|[",\s\\])t:([A-Za-z0-9]+)`)
-
-// wafPruneOff makes every rule run, whatever the request's bytes (tests compare both ways).
-var wafPruneOff atomic.Bool
 
 // collect records the prunable rules of one compiled file.
 func (p *rulePrune) collect(stmts []crsStatement) {
@@ -1068,7 +1067,7 @@ func appendAlphabet(buf []byte, a alphabet) []byte {
 
 // cachedPrunable is prunable through the shape cache (off with the other caches).
 func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []int, bodyClean []bool, bodyDirty [][2]uint64) []int {
-	if wafMemoOff.Load() {
+	if p.cachesOff.Load() {
 		return p.prunable(in, present, out, bodyClean, bodyDirty)
 	}
 	c := &p.shapes

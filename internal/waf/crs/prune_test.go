@@ -290,10 +290,11 @@ func TestPruneReadsTheCompiledPatterns(t *testing.T) {
 	rxArgsSeen.Store(&sync.Map{})
 	defer rxArgsSeen.Store(nil)
 	cfg := waf.Config{Enabled: true, ParanoiaLevel: 2, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
-	_, _, _, prune, err := newCorazaWAF(cfg, profileShopMind)
+	m, err := newWAF(cfg, profileShopMind, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	prune := m.prune
 	rxArgsSeen.Load().Range(func(k, _ any) bool {
 		seen[k.(string)] = true
 		return true
@@ -325,8 +326,6 @@ func TestRulePruneKeepsMatches(t *testing.T) {
 	if testing.Short() {
 		t.Skip("CRS corpus: long")
 	}
-	defer wafPruneOff.Store(false)
-	defer wafMemoOff.Store(false)
 	var raws [][]byte
 	for _, c := range loadCRSCasesOf(t, true) {
 		raws = append(raws, c.raw)
@@ -340,10 +339,10 @@ func TestRulePruneKeepsMatches(t *testing.T) {
 		raws = append(raws, buf.Bytes())
 	}
 	for _, level := range []int{1, 2} {
-		h, last := observedWAF(t, level)
+		m, h, last := observedWAF(t, level)
 		run := func(prune, memo bool) []string {
-			wafPruneOff.Store(!prune)
-			wafMemoOff.Store(!memo)
+			m.switches.pruneOff.Store(!prune)
+			m.switches.cachesOff.Store(!memo)
 			out := make([]string, len(raws))
 			for i, raw := range raws {
 				*last = nil

@@ -15,7 +15,7 @@ import (
 
 // observedWAF is ShopMind's WAF at a paranoia level in front of a handler that drains the
 // body, with the ids of the rules the last request it served matched.
-func observedWAF(t *testing.T, level int) (http.Handler, *[]int) {
+func observedWAF(t *testing.T, level int) (*WAF, http.Handler, *[]int) {
 	t.Helper()
 	cfg := waf.Config{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 	m, err := newWAF(cfg, profileShopMind, slog.New(slog.DiscardHandler))
@@ -23,7 +23,7 @@ func observedWAF(t *testing.T, level int) (http.Handler, *[]int) {
 		t.Fatal(err)
 	}
 	last := new([]int)
-	return wafHandler(m, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }),
+	return m, wafHandler(m, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }),
 		func(_ http.ResponseWriter, ids []int) { *last = ids }), last
 }
 
@@ -231,7 +231,7 @@ func TestRuleMemoKeepsCorpusVerdicts(t *testing.T) {
 		t.Skip("CRS corpus: long")
 	}
 	cases := loadCRSCases(t)
-	h, last := observedWAF(t, 1)
+	_, h, last := observedWAF(t, 1)
 	type outcome struct {
 		status  int
 		matched string

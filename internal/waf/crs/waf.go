@@ -141,11 +141,13 @@ const typedJSONProcessor = "TYPEDJSON"
 var registerPlugins = sync.OnceFunc(func() {
 	plugins.RegisterBodyProcessor(strings.ToLower(typedJSONProcessor), func() plugintypes.BodyProcessor { return typedJSON{} })
 	plugins.RegisterOperator(opRx, newMemoRx)
-	plugins.RegisterOperator(opDetectSQLi, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
-		return &memoInjection{id: memoOpID(), sqli: true}, nil
+	plugins.RegisterOperator(opDetectSQLi, func(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+		cache := operatorCacheOf(o)
+		return &memoInjection{cache: cache, id: cache.newID(), sqli: true}, nil
 	})
-	plugins.RegisterOperator(opDetectXSS, func(plugintypes.OperatorOptions) (plugintypes.Operator, error) {
-		return &memoInjection{id: memoOpID()}, nil
+	plugins.RegisterOperator(opDetectXSS, func(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
+		cache := operatorCacheOf(o)
+		return &memoInjection{cache: cache, id: cache.newID()}, nil
 	})
 	plugins.RegisterOperator(opWithinSlashed, newWithinSlashed)
 })
@@ -198,48 +200,28 @@ SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.crs_setup_version=%[7]s
 	return b.String()
 }
 
-// newCorazaWAF builds the WAF of a profile; for ShopMind's it also returns what each loaded
-// rule inspects (nil otherwise).
-func newCorazaWAF(cfg waf.Config, profile wafProfile) (coraza.WAF, *ruleSkips, *ruleMemo, *rulePrune, error) {
-	registerPlugins()
-	directives := wafDirectives(cfg, profile)
-	var skips *ruleSkips
-	var memo *ruleMemo
-	var prune *rulePrune
-	if profile == profileShopMind {
-		skips, memo, prune = &ruleSkips{}, &ruleMemo{}, &rulePrune{}
-	}
-	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators,
-		skips: skips, memo: memo, prune: prune, tx: crsTXUsage(directives)}
-	if profile == profileStock {
-		root = coreruleset.FS
-	}
-	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
-	if err != nil {
-		return nil, nil, nil, nil, err
-	}
-	if skips != nil {
-		// The directives' own rules (the body processor choice, the body error) are left
-		// out like the CRS's when they cannot match.
-		skips.collect(splitCRS(directives))
-		prune.collect(splitCRS(directives))
-		skips.finish(directives)
-		memo.finish(directives)
-		prune.finish(skips)
-		memo.linkPrune(prune)
-	}
-	return engine, skips, memo, prune, nil
+// WAF is one rule engine: the CRS loaded for one configuration, ready to inspect requests
+// concurrently. Everything it remembers between requests (operator outcomes, rule outcomes,
+// pruning outcomes) is its own.
+type WAF struct {
+	coraza    coraza.WAF
+	skips     *ruleSkips     // nil: every rule runs
+	memo      *ruleMemo      // nil: no rule outcome is remembered
+	prune     *rulePrune     // nil: no rule is left out for the request's bytes
+	operators *operatorCache // nil: Coraza's own operators
+	switches  switches
+	logger    *slog.Logger
+	limit     int64
 }
 
-// WAF is one rule engine: the CRS loaded for one configuration, ready to inspect requests
-// concurrently.
-type WAF struct {
-	coraza coraza.WAF
-	skips  *ruleSkips // nil: every rule runs
-	memo   *ruleMemo  // nil: no rule outcome is remembered
-	prune  *rulePrune // nil: no rule is left out for the request's bytes
-	logger *slog.Logger
-	limit  int64
+// switches turn parts of ShopMind's engine off; tests and benchmarks measure both ways.
+type switches struct {
+	// cachesOff: no operator outcome, rule outcome or pruning outcome is remembered or used.
+	cachesOff atomic.Bool
+	// skipOff: rules with nothing to inspect run anyway (skip.go).
+	skipOff atomic.Bool
+	// pruneOff: rules no byte of the request can make match run anyway (prune.go).
+	pruneOff atomic.Bool
 }
 
 // New builds the WAF of cfg (cfg.Enabled is for the caller: off, it builds none). Its
@@ -248,11 +230,9 @@ func New(cfg waf.Config, logger *slog.Logger) (*WAF, error) {
 	return newWAF(cfg, profileShopMind, logger)
 }
 
+// newWAF builds the WAF of a profile; ShopMind's also reads what each loaded rule inspects.
 func newWAF(cfg waf.Config, profile wafProfile, logger *slog.Logger) (*WAF, error) {
-	engine, skips, memo, prune, err := newCorazaWAF(cfg, profile)
-	if err != nil {
-		return nil, fmt.Errorf("waf: %w", err)
-	}
+	registerPlugins()
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -260,7 +240,33 @@ func newWAF(cfg waf.Config, profile wafProfile, logger *slog.Logger) (*WAF, erro
 	if limit <= 0 {
 		limit = waf.DefaultBodyLimit
 	}
-	return &WAF{coraza: engine, skips: skips, memo: memo, prune: prune, logger: logger, limit: limit}, nil
+	m := &WAF{logger: logger, limit: limit}
+	directives := wafDirectives(cfg, profile)
+	if profile == profileShopMind {
+		m.skips, m.memo, m.prune = &ruleSkips{}, &ruleMemo{}, &rulePrune{cachesOff: &m.switches.cachesOff}
+		m.operators = &operatorCache{off: &m.switches.cachesOff}
+	}
+	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators,
+		skips: m.skips, memo: m.memo, prune: m.prune, operators: m.operators, tx: crsTXUsage(directives)}
+	if profile == profileStock {
+		root = coreruleset.FS
+	}
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))
+	if err != nil {
+		return nil, fmt.Errorf("waf: %w", err)
+	}
+	m.coraza = engine
+	if m.skips != nil {
+		// The directives' own rules (the body processor choice, the body error) are left
+		// out like the CRS's when they cannot match.
+		m.skips.collect(splitCRS(directives))
+		m.prune.collect(splitCRS(directives))
+		m.skips.finish(directives)
+		m.memo.finish(directives)
+		m.prune.finish(m.skips)
+		m.memo.linkPrune(m.prune)
+	}
+	return m, nil
 }
 
 // Inspect runs the request phases of the rules on r's line, headers and body. The body,
@@ -315,14 +321,14 @@ func (m *WAF) inspect(r *http.Request, matched *[]int) waf.Verdict {
 	var memoValues []pendingValues
 	if m.skips != nil {
 		present := ^contentMask(0) // nothing skipped
-		skip := !wafSkipOff.Load()
+		skip := !m.switches.skipOff.Load()
 		if skip {
 			q := strings.IndexByte(uri, '?')
 			present = m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)
 		}
 		rm := m.skips.removal(present, skip)
 		var body *bodyFacts
-		if !wafPruneOff.Load() {
+		if !m.switches.pruneOff.Load() {
 			in := requestBytesPool.Get().(*requestBytes)
 			defer requestBytesPool.Put(in) // body.keys points into it
 			m.prune.bytesOf(r, uri, reqBody, in)
@@ -335,7 +341,7 @@ func (m *WAF) inspect(r *http.Request, matched *[]int) waf.Verdict {
 				rm.add(id)
 			}
 		}
-		if !wafMemoOff.Load() {
+		if !m.switches.cachesOff.Load() {
 			var known []int
 			known, memoKeys, memoValues = m.memo.known(m.memo.digest(r, uri), body)
 			for _, id := range known {
@@ -686,14 +692,6 @@ const (
 	wafMemoMaxValue  = 256
 )
 
-// wafMemoOff switches the caches off: the operators' results and the rule outcome memo
-// (benchmarks measure both ways).
-var wafMemoOff atomic.Bool
-
-// wafSkipOff makes every rule run, even with nothing to inspect (benchmarks and tests
-// measure both ways; waf_skip.go).
-var wafSkipOff atomic.Bool
-
 // crsFS serves the embedded CRS compiled for one WAF (waf_compile.go): the detection
 // operators renamed to ShopMind's, no logdata (rewriteRules), 901 reduced to its effect,
 // no rules above the paranoia level, 941010's by-tag ctl by id. pl 0 loads every level;
@@ -703,11 +701,14 @@ type crsFS struct {
 	pl     int
 	preset map[string]bool
 	coraza bool
-	// skips and memo, when set, collect what each loaded rule inspects (waf_skip.go,
-	// waf_rulememo.go).
+	// skips, memo and prune, when set, collect what each loaded rule inspects (skip.go,
+	// rulememo.go, prune.go).
 	skips *ruleSkips
 	memo  *ruleMemo
 	prune *rulePrune
+	// operators is the outcome cache of the WAF's detection operators; their factories
+	// find it here, as the root their rules were loaded from.
+	operators *operatorCache
 	// tx is which TX variables the rules and directives set and read (dropDeadRules).
 	tx *txUsage
 }
@@ -798,22 +799,39 @@ type memoShard struct {
 	cur, old map[memoKey]memoEntry
 }
 
-var (
-	memoShards [wafMemoShards]memoShard
-	memoNextID atomic.Uint32
-)
+// operatorCache remembers the outcome of one WAF's detection operators per operator and
+// value: a bounded two-generation map in shards. A nil cache remembers nothing.
+type operatorCache struct {
+	shards [wafMemoShards]memoShard
+	nextID atomic.Uint32
+	off    *atomic.Bool // the WAF's cachesOff
+}
 
-func memoOpID() uint32 { return memoNextID.Add(1) }
+// operatorCacheOf is the cache of the WAF whose rules an operator is built for (nil for rules
+// not loaded through a crsFS).
+func operatorCacheOf(o plugintypes.OperatorOptions) *operatorCache {
+	if root, ok := o.Root.(crsFS); ok {
+		return root.operators
+	}
+	return nil
+}
 
-// memoShardOf spreads the operators (about 200 of them) over the shards: no second hash of
-// the value.
-func memoShardOf(op uint32) *memoShard { return &memoShards[op%wafMemoShards] }
+func (c *operatorCache) newID() uint32 {
+	if c == nil {
+		return 0
+	}
+	return c.nextID.Add(1)
+}
 
-func memoGet(op uint32, value string) (memoEntry, bool) {
-	if len(value) > wafMemoMaxValue || wafMemoOff.Load() {
+// shardOf spreads the operators (about 200 of them) over the shards: no second hash of the
+// value.
+func (c *operatorCache) shardOf(op uint32) *memoShard { return &c.shards[op%wafMemoShards] }
+
+func (c *operatorCache) get(op uint32, value string) (memoEntry, bool) {
+	if c == nil || len(value) > wafMemoMaxValue || c.off.Load() {
 		return memoEntry{}, false
 	}
-	s := memoShardOf(op)
+	s := c.shardOf(op)
 	k := memoKey{op, value}
 	s.mu.RLock()
 	e, ok := s.cur[k]
@@ -824,11 +842,11 @@ func memoGet(op uint32, value string) (memoEntry, bool) {
 	return e, ok
 }
 
-func memoPut(op uint32, value string, e memoEntry) {
-	if len(value) > wafMemoMaxValue || wafMemoOff.Load() {
+func (c *operatorCache) put(op uint32, value string, e memoEntry) {
+	if c == nil || len(value) > wafMemoMaxValue || c.off.Load() {
 		return
 	}
-	s := memoShardOf(op)
+	s := c.shardOf(op)
 	k := memoKey{op, strings.Clone(value)}
 	s.mu.Lock()
 	if s.cur == nil || len(s.cur) >= wafMemoShardSize {
@@ -842,6 +860,7 @@ func memoPut(op uint32, value string, e memoEntry) {
 // pattern runs in (?sm) mode, patterns that match bytes which are not UTF-8 use
 // rsc.io/binaryregexp, and a capturing rule gets up to 9 captures.
 type memoRx struct {
+	cache  *operatorCache
 	id     uint32
 	re     *regexp.Regexp
 	bin    *binaryregexp.Regexp
@@ -856,7 +875,8 @@ func newMemoRx(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
 	if seen := rxArgsSeen.Load(); seen != nil {
 		seen.Store(o.Arguments, true)
 	}
-	op := &memoRx{id: memoOpID()}
+	cache := operatorCacheOf(o)
+	op := &memoRx{cache: cache, id: cache.newID()}
 	data := "(?sm)" + o.Arguments
 	if matchesArbitraryBytes(data) {
 		re, err := binaryregexp.Compile(o.Arguments)
@@ -889,7 +909,7 @@ func (o *memoRx) Evaluate(tx plugintypes.TransactionState, value string) bool {
 		return false
 	}
 	capturing := tx.Capturing()
-	if e, ok := memoGet(o.id, value); ok && (!e.match || !capturing || e.caps != nil) {
+	if e, ok := o.cache.get(o.id, value); ok && (!e.match || !capturing || e.caps != nil) {
 		if e.match && capturing {
 			for i, c := range e.caps {
 				tx.CaptureField(i, c)
@@ -940,18 +960,19 @@ func (o *memoRx) Evaluate(tx plugintypes.TransactionState, value string) bool {
 			caps = []string{}
 		}
 	}
-	memoPut(o.id, value, memoEntry{match: match, caps: caps})
+	o.cache.put(o.id, value, memoEntry{match: match, caps: caps})
 	return match
 }
 
 // memoInjection is @detectSQLi / @detectXSS (libinjection) with the cache.
 type memoInjection struct {
-	id   uint32
-	sqli bool
+	cache *operatorCache
+	id    uint32
+	sqli  bool
 }
 
 func (o *memoInjection) Evaluate(tx plugintypes.TransactionState, value string) bool {
-	if e, ok := memoGet(o.id, value); ok {
+	if e, ok := o.cache.get(o.id, value); ok {
 		if e.match && len(e.caps) == 1 {
 			tx.CaptureField(0, e.caps[0])
 		}
@@ -968,7 +989,7 @@ func (o *memoInjection) Evaluate(tx plugintypes.TransactionState, value string) 
 	} else {
 		e.match = libinjection.IsXSS(value)
 	}
-	memoPut(o.id, value, e)
+	o.cache.put(o.id, value, e)
 	return e.match
 }
 
