@@ -13,6 +13,18 @@ const (
 	DefaultBodyLimit        = 4 << 20
 )
 
+// Engine selects how the rules run.
+type Engine string
+
+const (
+	// EngineShopMind runs the CRS through ShopMind's optimiser (compiled rule files, skipped,
+	// pruned and remembered rules, cached operators): the default.
+	EngineShopMind Engine = "shopmind"
+	// EngineStock runs the same CRS and directives through Coraza as shipped, without any of
+	// that: for diagnosis, when a verdict of the optimised engine is in doubt.
+	EngineStock Engine = "stock"
+)
+
 // Config configures the web application firewall (Coraza + OWASP CRS). The rule set and its
 // exclusions are fixed in internal/waf/crs and documented in WAF.md.
 type Config struct {
@@ -28,6 +40,8 @@ type Config struct {
 	// (SHOPMIND_WAF_BODY_LIMIT, default 4 MiB, the default SHOPMIND_MAX_BODY_BYTES). A larger
 	// body cannot be inspected and is refused.
 	BodyLimit int64
+	// Engine is EngineShopMind (default) or EngineStock (SHOPMIND_WAF_ENGINE).
+	Engine Engine
 }
 
 // LoadConfig reads the WAF variables through getenv. It returns one message naming the
@@ -38,6 +52,7 @@ func LoadConfig(getenv func(string) string) (Config, []string) {
 		ParanoiaLevel:    DefaultParanoia,
 		AnomalyThreshold: DefaultAnomalyThreshold,
 		BodyLimit:        DefaultBodyLimit,
+		Engine:           EngineShopMind,
 	}
 	var errs []string
 	get := func(key string) string { return strings.TrimSpace(getenv(key)) }
@@ -71,6 +86,13 @@ func LoadConfig(getenv func(string) string) (Config, []string) {
 		} else {
 			c.BodyLimit = n
 		}
+	}
+	switch v := Engine(strings.ToLower(get("SHOPMIND_WAF_ENGINE"))); v {
+	case "", EngineShopMind:
+	case EngineStock:
+		c.Engine = EngineStock
+	default:
+		errs = append(errs, fmt.Sprintf("SHOPMIND_WAF_ENGINE: %q is not shopmind or stock", v))
 	}
 	return c, errs
 }

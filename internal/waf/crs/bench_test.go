@@ -75,7 +75,7 @@ func BenchmarkWAF(b *testing.B) {
 		prefix  string
 		profile wafProfile
 		memo    bool
-	}{{"", profileShopMind, true}, {"nocache_", profileShopMind, false}, {"stock_", profileStock, false}} {
+	}{{"", profileShopMind, true}, {"nocache_", profileShopMind, false}, {"stock_", profileRecommended, false}} {
 		cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
 		m, err := newWAF(cfg, p.profile, slog.New(slog.DiscardHandler))
 		if err != nil {
@@ -139,7 +139,7 @@ func BenchmarkWAFCompare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	stock, err := newWAF(cfg, profileStock, slog.New(slog.DiscardHandler))
+	stock, err := newWAF(cfg, profileRecommended, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}

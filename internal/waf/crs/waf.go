@@ -114,12 +114,16 @@ type wafProfile int
 const (
 	// profileShopMind is ShopMind's engine (waf.EngineShopMind).
 	profileShopMind wafProfile = iota
+	// profileStockEngine is waf.EngineStock: ShopMind's directives, exclusions and request
+	// shaping (input.go, typedjson.go) over the CRS files as shipped, run by Coraza as it is:
+	// no compiled rules, cached operators, skipped, pruned or remembered rules.
+	profileStockEngine
 	// profileCorazaOperators is profileShopMind with Coraza's own detection operators (no
 	// cache, no pre-filter): the reference of TestWAFOperatorsMatchCoraza.
 	profileCorazaOperators
-	// profileStock is Coraza's recommended configuration with the whole CRS, blocking: the
-	// baseline of the benchmarks and of the corpus comparison.
-	profileStock
+	// profileRecommended is Coraza's recommended configuration with the whole CRS, blocking:
+	// the "stock" baseline of the benchmarks (stock_) and of the corpus comparison.
+	profileRecommended
 )
 
 // typedJSONProcessor is the name of the JSON body processor (typedJSON).
@@ -154,7 +158,7 @@ func wafDirectives(cfg waf.Config, profile wafProfile) string {
 		threshold = waf.DefaultAnomalyThreshold
 	}
 	var b strings.Builder
-	if profile == profileStock {
+	if profile == profileRecommended {
 		b.WriteString("Include @coraza.conf-recommended\nSecRuleEngine On\nInclude @crs-setup.conf.example\n")
 		fmt.Fprintf(&b, "SecAction \"id:900000,phase:1,pass,t:none,nolog,setvar:tx.blocking_paranoia_level=%d\"\n", pl)
 		fmt.Fprintf(&b, "SecAction \"id:900110,phase:1,pass,t:none,nolog,setvar:tx.inbound_anomaly_score_threshold=%d\"\n", threshold)
@@ -214,9 +218,16 @@ type switches struct {
 	pruneOff atomic.Bool
 }
 
-// New builds the WAF of cfg (cfg.Enabled is for the caller: off, it builds none). Its
-// Inspect decides on each request before the handler sees it.
+// New builds the WAF of cfg (cfg.Enabled is for the caller: off, it builds none): ShopMind's
+// engine, or with cfg.Engine waf.EngineStock the stock one. Its Inspect decides on each
+// request before the handler sees it.
 func New(cfg waf.Config, logger *slog.Logger) (*WAF, error) {
+	if cfg.Engine == waf.EngineStock {
+		if logger != nil {
+			logger.Warn("waf: stock engine (SHOPMIND_WAF_ENGINE=stock): the CRS as shipped, without ShopMind's compiled rules, caches, skips or pruning; for diagnosis (slower)")
+		}
+		return newWAF(cfg, profileStockEngine, logger)
+	}
 	return newWAF(cfg, profileShopMind, logger)
 }
 
@@ -238,7 +249,7 @@ func newWAF(cfg waf.Config, profile wafProfile, logger *slog.Logger) (*WAF, erro
 	}
 	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators,
 		skips: m.skips, memo: m.memo, prune: m.prune, operators: m.operators, tx: crsTXUsage(directives)}
-	if profile == profileStock {
+	if profile == profileStockEngine || profile == profileRecommended {
 		root = coreruleset.FS
 	}
 	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithRootFS(root).WithDirectives(directives))

@@ -385,7 +385,7 @@ func TestWAFCRSRegressionCorpus(t *testing.T) {
 	}
 	for _, level := range []int{1, 2} {
 		ours := runCRSCorpus(t, cases, level, profileShopMind)
-		stock := runCRSCorpus(t, cases, level, profileStock)
+		stock := runCRSCorpus(t, cases, level, profileRecommended)
 		figs := crsFigures(cases, level, ours, stock)
 		stockFigs := crsFigures(cases, level, stock, stock)
 		t.Logf("paranoia level %d", level)
