@@ -64,51 +64,6 @@ var wafGroups = []string{
 	"REQUEST-942-APPLICATION-ATTACK-SQLI",
 }
 
-// wafExclusions are rule exclusions for legitimate ShopMind traffic, added after the rules
-// and before the blocking evaluation (WAF.md, Exclusions). None is needed at paranoia level 1.
-// From level 2 up, the arguments below are inspected by the level-1 rules only: the
-// level-2 to level-4 rules (which flag SQL and shell words, URLs and punctuation in any
-// text) are told to leave them alone. They are of two kinds:
-//   - free text by contract: what people type or paste (chat questions, names, descriptions,
-//     passwords, page titles and URLs, error messages and stack traces), which the backends
-//     store or pass on as text and never splice into SQL, shell commands or HTML;
-//   - values the contract constrains to field names: sort specs ("created_at,desc") and
-//     field masks ("name,price"), checked against a whitelist by the backends (400 otherwise).
-var wafExclusions = func() []string {
-	var targets []string
-	for _, name := range wafLevel1OnlyArgs {
-		targets = append(targets, "!ARGS:"+name)
-	}
-	for _, name := range wafLevel1OnlyNames {
-		targets = append(targets, "!ARGS_NAMES:"+name)
-	}
-	var out []string
-	for pl := 2; pl <= 4; pl++ {
-		out = append(out, fmt.Sprintf(`SecRuleUpdateTargetByTag "paranoia-level/%d" "%s"`, pl, strings.Join(targets, "|")))
-	}
-	return out
-}()
-
-// wafLevel1OnlyArgs are the argument names (JSON paths as the typed JSON processor names
-// them, or query names) inspected by the level-1 rules only; see wafExclusions.
-var wafLevel1OnlyArgs = []string{
-	// free text
-	"json.message", "json.content", "json.name", "json.display_name", "json.description",
-	"json.metric.display_name", "json.metric.description", "json.formula.expression",
-	"json.keyword", "keyword", "json.password", "json.page_title", "json.page_url", "json.stack",
-	`/^json\.items\.[0-9]+\.page_url$/`, `/^json\.items\.[0-9]+\.page_title$/`, "json.current_user.username",
-	"json.url", "json.user_agent", "json.current_page_info.url", "json.current_page_info.title",
-	`/^json\.images\.[0-9]+$/`,
-	`/^json\.data\./`, // page data the extension scraped (prices, titles, tables), kept as JSON
-	// constrained to field names
-	"sort", "json.sort", "json.update_mask",
-}
-
-// wafLevel1OnlyNames are argument names of the contract that the level-2 rules misread (the
-// current_user object: CURRENT_USER is a SQL function), inspected as names by the level-1
-// rules only. (Regular expressions here must not contain "|": it separates targets.)
-var wafLevel1OnlyNames = []string{`/^json\.current_user\./`}
-
 type wafProfile int
 
 const (
@@ -187,7 +142,7 @@ SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.crs_setup_version=%[7]s
 	}
 	// 999 holds load-time target updates of the rules above (common third-party cookies).
 	b.WriteString("Include @owasp_crs/REQUEST-999-COMMON-EXCEPTIONS-AFTER.conf\n")
-	for _, e := range wafExclusions {
+	for _, e := range wafExclusions() {
 		b.WriteString(e + "\n")
 	}
 	b.WriteString("Include @owasp_crs/REQUEST-949-BLOCKING-EVALUATION.conf\n")
