@@ -2,7 +2,11 @@
 // local, test), the spec's service-prefix strip, Accept-header version negotiation, REST to
 // gRPC transcoding with grpc-gateway, partner pass-through, TLS, and the {code, message,
 // data} envelope on every answer. Health, readiness and Prometheus metrics live here too.
-// EDGE.md describes the behaviour and its configuration.
+// EDGE.md describes the behaviour and its configuration; New (gateway.go) builds the chain.
+//
+// The web application firewall is not here: it lives in internal/waf (the engine in
+// internal/waf/crs). The gateway only takes it as a hook (Options.WAF) and answers its
+// verdicts with envelopes (waf.go), so it does not depend on Coraza.
 package gateway
 
 import (

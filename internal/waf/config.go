@@ -25,8 +25,8 @@ const (
 	EngineStock Engine = "stock"
 )
 
-// Config configures the web application firewall (Coraza + OWASP CRS). The rule set and its
-// exclusions are fixed in internal/waf/crs and documented in WAF.md.
+// Config configures the web application firewall (Coraza + OWASP CRS). The rule set is fixed
+// in internal/waf/crs, its exclusions come from the contract; WAF.md documents both.
 type Config struct {
 	// Enabled turns the WAF on (SHOPMIND_WAF=on, the default) or off (no WAF in the chain).
 	Enabled bool

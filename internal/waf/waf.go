@@ -1,6 +1,3 @@
-// Package waf is ShopMind's web application firewall: its configuration (Config,
-// LoadConfig) and the outcome of inspecting a request (Verdict). The rule engine, OWASP
-// Coraza running the OWASP Core Rule Set, is internal/waf/crs; gateway/WAF.md describes it.
 package waf
 
 // Verdict is the outcome of inspecting one request.

@@ -21,35 +21,6 @@ import (
 	"github.com/shopmind/shopmind/internal/waf"
 )
 
-// The WAF is OWASP Coraza v3 running the OWASP Core Rule Set v4 embedded in
-// coraza-coreruleset, in blocking mode, tuned for a JSON API. gateway/WAF.md has the figures
-// and the reasons; in short:
-//
-//   - Only the request rule groups a JSON API needs are loaded (wafGroups): initialization,
-//     method and protocol enforcement, protocol attacks, LFI/path traversal, RFI, RCE, the
-//     generic group (SSRF), XSS, SQLi, the blocking evaluation and the load-time common
-//     exceptions. Left out: scanner detection (User-Agent lists, trivially evaded), multipart
-//     (no endpoint takes multipart), PHP, Java and session fixation (language and framework
-//     groups; the backends are Go), the Apache localhost exceptions of 905, and every
-//     RESPONSE group: response bodies are not inspected (SecResponseBodyAccess Off) and the
-//     response writer is never wrapped, so SSE streams flush as the handler writes them.
-//   - JSON bodies go through a typed JSON body processor: every string value and every key is
-//     inspected as ARGS_POST (as Coraza's own JSON processor does); numbers, booleans and null
-//     are not, since no CRS rule can find an injection in a JSON number token and the
-//     backends decode them into typed fields. A body that is not valid JSON is inspected
-//     whole, as one argument, and handed on (the backend answers 400).
-//   - Query pairs that are typed integers (page_size=20) are not inspected; path segments
-//     that are more than plain names are (as ARGS_PATH).
-//   - The detection operators remember their outcome per value and skip @rx patterns whose
-//     required literals are absent (memoRx below).
-//   - No audit log, no debug log; the rules' logdata and constant msg are dropped
-//     (rewriteRules), and the rule files are compiled to an equivalent, cheaper form for the
-//     configured paranoia level, without the rules it makes dead (compile.go).
-//   - Each request runs only the rules it can need: rules with nothing to inspect are
-//     skipped (skip.go), rules no byte of it can make match are pruned (prune.go),
-//     and rules known not to match its line, headers and body values are left out
-//     (rulememo.go).
-
 // wafGroups are the CRS request rule files loaded, in CRS order.
 var wafGroups = []string{
 	"REQUEST-901-INITIALIZATION",
