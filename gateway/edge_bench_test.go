@@ -20,9 +20,10 @@ import (
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 	"github.com/shopmind/shopmind/internal/restapi"
+	"github.com/shopmind/shopmind/internal/waf"
+	"github.com/shopmind/shopmind/internal/waf/crs"
 )
 
 // infoBackend answers GetInfo with a fixed user, so the benchmark measures the edge and the
@@ -108,17 +109,15 @@ func newEdgeFixture(b *testing.B) *edgeFixture {
 	conn, _ := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	b.Cleanup(func() { _ = conn.Close() })
 
-	handler := func(waf bool, backend grpc.ClientConnInterface) http.Handler {
+	handler := func(withWAF bool, backend grpc.ClientConnInterface) http.Handler {
 		var wafMW func(http.Handler) http.Handler
-		if waf {
-			wafMW, err = gateway.NewWAF(config.WAFConfig{Enabled: true, ParanoiaLevel: config.DefaultWAFParanoia,
-				AnomalyThreshold: config.DefaultWAFAnomalyThreshold, BodyLimit: config.DefaultWAFBodyLimit}, log,
-				func(w http.ResponseWriter, r *http.Request, _ int, msg string) {
-					gateway.WriteError(w, r, apperr.KindForbidden, msg)
-				})
+		if withWAF {
+			rules, err := crs.New(waf.Config{Enabled: true, ParanoiaLevel: waf.DefaultParanoia,
+				AnomalyThreshold: waf.DefaultAnomalyThreshold, BodyLimit: waf.DefaultBodyLimit}, log)
 			if err != nil {
 				b.Fatal(err)
 			}
+			wafMW = gateway.WAF(rules.Inspect)
 		}
 		gw, err := gateway.New(context.Background(), gateway.Options{Logger: log, MaxBodyBytes: 1 << 20, WAF: wafMW,
 			Backends:     []gateway.Backend{{Target: "tenant", Conn: backend, Register: restapi.Routes(restapi.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient))}},

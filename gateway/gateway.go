@@ -2,7 +2,11 @@
 // local, test), the spec's service-prefix strip, Accept-header version negotiation, REST to
 // gRPC transcoding with grpc-gateway, partner pass-through, TLS, and the {code, message,
 // data} envelope on every answer. Health, readiness and Prometheus metrics live here too.
-// EDGE.md describes the behaviour and its configuration.
+// EDGE.md describes the behaviour and its configuration; New (gateway.go) builds the chain.
+//
+// The web application firewall is not here: it lives in internal/waf (the engine in
+// internal/waf/crs). The gateway only takes it as a hook (Options.WAF) and answers its
+// verdicts with envelopes (waf.go), so it does not depend on Coraza.
 package gateway
 
 import (
@@ -52,7 +56,7 @@ type Options struct {
 	// Edge configures environments, rate limiting, CORS, partners and timeouts. Its zero value
 	// works: default environments and CORS origins, default timeouts, no rate limiting.
 	Edge config.EdgeConfig
-	// WAF wraps the chain after CORS and before rate limiting (nil: no WAF). See NewWAF.
+	// WAF wraps the chain after CORS and before rate limiting (nil: no WAF). See WAF (waf.go).
 	WAF func(http.Handler) http.Handler
 	// Authenticate wraps the chain after environment routing and path rewriting, before the
 	// mux and the partner proxies (nil: no edge authentication). It sees the rewritten

@@ -23,7 +23,6 @@ import (
 
 	"github.com/shopmind/shopmind/gateway"
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
-	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/discovery"
@@ -31,6 +30,8 @@ import (
 	"github.com/shopmind/shopmind/internal/inputcheck"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/internal/waf"
+	"github.com/shopmind/shopmind/internal/waf/crs"
 )
 
 // Addrs are the addresses the running app listens on (useful with port 0 in tests).
@@ -200,13 +201,15 @@ func Run(ctx context.Context, opts Options) error {
 				envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
 			}
 		}
-		waf, err := gateway.NewWAF(cfg.WAF, log, func(w http.ResponseWriter, r *http.Request, ruleID int, message string) {
-			gateway.WriteError(w, r, apperr.KindForbidden, fmt.Sprintf("request blocked by the web application firewall (rule %d)", ruleID))
-		})
-		if err != nil {
-			return fmt.Errorf("waf: %w", err)
+		var inspect func(*http.Request) waf.Verdict
+		if cfg.WAF.Enabled {
+			rules, err := crs.New(cfg.WAF, log)
+			if err != nil {
+				return fmt.Errorf("waf: %w", err)
+			}
+			inspect = rules.Inspect
 		}
-		gw, err := gateway.New(ctx, gateway.Options{WAF: waf, Logger: log, Registry: registry, Backends: backends,
+		gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: log, Registry: registry, Backends: backends,
 			EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
 			Authenticate: newEdgeAuth(cfg, tokens, rev, dial).Middleware, Metadata: gateway.IdentityMetadata,
 			SSEKeepAlive: cfg.Chat.SSEKeepAlive})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/discovery"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // Mode is the run mode: development tolerates missing secrets, production refuses them.
@@ -76,8 +77,9 @@ type Config struct {
 	Auth AuthConfig
 	// Edge configures the gateway edge (edge.go).
 	Edge EdgeConfig
-	// WAF configures the web application firewall (waf.go).
-	WAF WAFConfig
+	// WAF configures the web application firewall (internal/waf, which reads its own
+	// variables).
+	WAF waf.Config
 	// Analytics configures the analytical store (analytics.go).
 	Analytics AnalyticsConfig
 	Chat      ChatConfig
@@ -203,7 +205,9 @@ func load(getenv func(string) string) (*Config, error) {
 	}
 	cfg.Auth = loadAuth(getenv, &errs)
 	cfg.Edge = loadEdge(getenv, &errs)
-	cfg.WAF = loadWAF(getenv, &errs)
+	var wafErrs []string
+	cfg.WAF, wafErrs = waf.LoadConfig(getenv)
+	errs = append(errs, wafErrs...)
 	cfg.Analytics = loadAnalytics(getenv, &errs)
 	cfg.Chat = loadChat(getenv, &errs)
 	cfg.LLM = loadLLM(getenv, &errs)

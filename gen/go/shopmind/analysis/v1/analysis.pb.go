@@ -1852,13 +1852,13 @@ var File_shopmind_analysis_v1_analysis_proto protoreflect.FileDescriptor
 
 const file_shopmind_analysis_v1_analysis_proto_rawDesc = "" +
 	"\n" +
-	"#shopmind/analysis/v1/analysis.proto\x12\x14shopmind.analysis.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\x97\x06\n" +
+	"#shopmind/analysis/v1/analysis.proto\x12\x14shopmind.analysis.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\x9f\x06\n" +
 	"\x06Metric\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x124\n" +
-	"\x04name\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[a-z][a-z0-9_]{0,63}$R\x04name\x120\n" +
-	"\fdisplay_name\x18\x03 \x01(\tB\r\xbaH\n" +
-	"\xd8\x01\x01r\x05\x10\x01\x18\x80\x01R\vdisplayName\x12*\n" +
-	"\vdescription\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\bR\vdescription\x12\"\n" +
+	"\x04name\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[a-z][a-z0-9_]{0,63}$R\x04name\x124\n" +
+	"\fdisplay_name\x18\x03 \x01(\tB\x11\xbaH\n" +
+	"\xd8\x01\x01r\x05\x10\x01\x18\x80\x01\xe8\x9a'\x01R\vdisplayName\x12.\n" +
+	"\vdescription\x18\x04 \x01(\tB\f\xbaH\x05r\x03\x18\x80\b\xe8\x9a'\x01R\vdescription\x12\"\n" +
 	"\x05group\x18\x05 \x01(\tB\f\xbaH\t\xd8\x01\x01r\x04\x10\x01\x18@R\x05group\x125\n" +
 	"\x04type\x18\x06 \x01(\tB!\xbaH\x1e\xd8\x01\x01r\x19R\aderivedR\x05orderR\aformulaR\x04type\x12:\n" +
 	"\x06config\x18\a \x01(\v2\".shopmind.analysis.v1.MetricConfigR\x06config\x12.\n" +
@@ -1885,10 +1885,10 @@ const file_shopmind_analysis_v1_analysis_proto_rawDesc = "" +
 	"time_basis\x18\x02 \x01(\tB4\xbaH1r/R\n" +
 	"ordered_atR\apaid_atR\n" +
 	"shipped_atR\fcompleted_atR\ttimeBasis\x12R\n" +
-	"\x0fquery_condition\x18\x03 \x03(\v2\x1f.shopmind.analysis.v1.ConditionB\b\xbaH\x05\x92\x01\x02\x10\x14R\x0equeryCondition\"\x8d\x01\n" +
-	"\rFormulaConfig\x12A\n" +
+	"\x0fquery_condition\x18\x03 \x03(\v2\x1f.shopmind.analysis.v1.ConditionB\b\xbaH\x05\x92\x01\x02\x10\x14R\x0equeryCondition\"\x91\x01\n" +
+	"\rFormulaConfig\x12E\n" +
 	"\n" +
-	"expression\x18\x01 \x01(\tB!\xbaH\x1er\x1c\x10\x01\x18\x80\b2\x15^[a-z0-9_+\\-*/(). ]+$R\n" +
+	"expression\x18\x01 \x01(\tB%\xbaH\x1er\x1c\x10\x01\x18\x80\b2\x15^[a-z0-9_+\\-*/(). ]+$\xe8\x9a'\x01R\n" +
 	"expression\x129\n" +
 	"\x0edependency_ids\x18\x02 \x03(\x03B\x12\xbaH\x0f\x92\x01\f\b\x01\x10\x14\x18\x01\"\x04\"\x02 \x00R\rdependencyIds\"\xd1\a\n" +
 	"\tCondition\x12N\n" +
@@ -1908,12 +1908,12 @@ const file_shopmind_analysis_v1_analysis_proto_rawDesc = "" +
 	"\x06metric\x18\x01 \x01(\v2\x1c.shopmind.analysis.v1.MetricB\x06\xbaH\x03\xc8\x01\x01R\x06metric:\xea\x01\xbaH\xe6\x01\x1a\xe3\x01\n" +
 	"\x1dcreate_metric.required_fields\x127name, display_name, group, type and config are required\x1a\x88\x01this.metric.name != '' && this.metric.display_name != '' && this.metric.group != '' && this.metric.type != '' && has(this.metric.config)\"L\n" +
 	"\x14CreateMetricResponse\x124\n" +
-	"\x06metric\x18\x01 \x01(\v2\x1c.shopmind.analysis.v1.MetricR\x06metric\"\xf5\a\n" +
+	"\x06metric\x18\x01 \x01(\v2\x1c.shopmind.analysis.v1.MetricR\x06metric\"\xf9\a\n" +
 	"\x13UpdateMetricRequest\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\x12<\n" +
-	"\x06metric\x18\x02 \x01(\v2\x1c.shopmind.analysis.v1.MetricB\x06\xbaH\x03\xc8\x01\x01R\x06metric\x12\xd6\x01\n" +
-	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\x98\x01\xbaH\x94\x01\xba\x01K\n" +
-	"\x15update_mask.not_empty\x12\x1cmust name at least one field\x1a\x14size(this.paths) > 0\xc8\x01\x01\xe2\x01@\x12\x04name\x12\fdisplay_name\x12\vdescription\x12\x05group\x12\x04type\x12\x06config\x12\bsynonymsR\n" +
+	"\x06metric\x18\x02 \x01(\v2\x1c.shopmind.analysis.v1.MetricB\x06\xbaH\x03\xc8\x01\x01R\x06metric\x12\xda\x01\n" +
+	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\x9c\x01\xbaH\x94\x01\xba\x01K\n" +
+	"\x15update_mask.not_empty\x12\x1cmust name at least one field\x1a\x14size(this.paths) > 0\xc8\x01\x01\xe2\x01@\x12\x04name\x12\fdisplay_name\x12\vdescription\x12\x05group\x12\x04type\x12\x06config\x12\bsynonyms\xe8\x9a'\x02R\n" +
 	"updateMask:\xab\x05\xbaH\xa7\x05\x1a\xea\x03\n" +
 	"\x17update_metric.non_empty\x12lname, display_name, group and type cannot be set to empty, and config must be set, when named in update_mask\x1a\xe0\x02(!('name' in this.update_mask.paths) || this.metric.name != '') && (!('display_name' in this.update_mask.paths) || this.metric.display_name != '') && (!('group' in this.update_mask.paths) || this.metric.group != '') && (!('type' in this.update_mask.paths) || this.metric.type != '') && (!('config' in this.update_mask.paths) || has(this.metric.config))\x1a\xb7\x01\n" +
 	"\x1eupdate_metric.type_with_config\x12Jchanging type needs a new config: name both type and config in update_mask\x1aI!('type' in this.update_mask.paths) || 'config' in this.update_mask.paths\"L\n" +

@@ -2280,7 +2280,7 @@ var File_shopmind_basic_v1_goods_proto protoreflect.FileDescriptor
 
 const file_shopmind_basic_v1_goods_proto_rawDesc = "" +
 	"\n" +
-	"\x1dshopmind/basic/v1/goods.proto\x12\x11shopmind.basic.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dshopmind/basic/v1/basic.proto\x1a\x1fshopmind/common/v1/common.proto\"\xa8\x05\n" +
+	"\x1dshopmind/basic/v1/goods.proto\x12\x11shopmind.basic.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1dshopmind/basic/v1/basic.proto\x1a\x1fshopmind/common/v1/common.proto\"\xac\x05\n" +
 	"\x11QueryGoodsRequest\x12)\n" +
 	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01\x12^\n" +
@@ -2288,8 +2288,8 @@ const file_shopmind_basic_v1_goods_proto_rawDesc = "" +
 	"created_atR\n" +
 	"updated_atR\x06sortBy\x12(\n" +
 	"\n" +
-	"sort_order\x18\x04 \x01(\tB\t\xbaH\x06r\x04Ȏ'\x01R\tsortOrder\x12\x1c\n" +
-	"\x04name\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x04name\x12 \n" +
+	"sort_order\x18\x04 \x01(\tB\t\xbaH\x06r\x04Ȏ'\x01R\tsortOrder\x12 \n" +
+	"\x04name\x18\x05 \x01(\tB\f\xbaH\x05r\x03\x18\x80\x01\xe8\x9a'\x01R\x04name\x12 \n" +
 	"\aitem_no\x18\x06 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06itemNo\x12'\n" +
 	"\ashop_id\x18\a \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01H\x02R\x06shopId\x88\x01\x01\x12-\n" +
 	"\vcategory_id\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x03R\n" +
@@ -2324,14 +2324,14 @@ const file_shopmind_basic_v1_goods_proto_rawDesc = "" +
 	"\x03ids\x18\x01 \x03(\x03B\n" +
 	"\xbaH\a\x92\x01\x04\xc0\x8e'\x01R\x03ids\"/\n" +
 	"\x13DeleteGoodsResponse\x12\x18\n" +
-	"\adeleted\x18\x01 \x01(\x05R\adeleted\"\x8e\x04\n" +
+	"\adeleted\x18\x01 \x01(\x05R\adeleted\"\x92\x04\n" +
 	"\x17BatchUpdateGoodsRequest\x12\x1c\n" +
 	"\x03ids\x18\x01 \x03(\x03B\n" +
 	"\xbaH\a\x92\x01\x04\xc0\x8e'\x01R\x03ids\x126\n" +
-	"\x05goods\x18\x02 \x01(\v2\x18.shopmind.basic.v1.GoodsB\x06\xbaH\x03\xc8\x01\x01R\x05goods\x12\xc7\x01\n" +
-	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\x89\x01\xbaH\x85\x01\xba\x01K\n" +
+	"\x05goods\x18\x02 \x01(\v2\x18.shopmind.basic.v1.GoodsB\x06\xbaH\x03\xc8\x01\x01R\x05goods\x12\xcb\x01\n" +
+	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\x8d\x01\xbaH\x85\x01\xba\x01K\n" +
 	"\x15update_mask.not_empty\x12\x1cmust name at least one field\x1a\x14size(this.paths) > 0\xc8\x01\x01\xe2\x011\x12\vcategory_id\x12\bstaff_id\x12\n" +
-	"is_virtual\x12\x06status\x12\x04costR\n" +
+	"is_virtual\x12\x06status\x12\x04cost\xe8\x9a'\x02R\n" +
 	"updateMask:\xd2\x01\xbaH\xce\x01\x1a\xcb\x01\n" +
 	"\x19batch_update_goods.status\x12Bgoods.status must be on_sale or off_sale when named in update_mask\x1aj!('status' in this.update_mask.paths) || this.goods.status == 'on_sale' || this.goods.status == 'off_sale'\"4\n" +
 	"\x18BatchUpdateGoodsResponse\x12\x18\n" +
@@ -2342,13 +2342,13 @@ const file_shopmind_basic_v1_goods_proto_rawDesc = "" +
 	"\n" +
 	"is_virtual\x18\x02 \x01(\bR\tisVirtual\"3\n" +
 	"\x17SetGoodsVirtualResponse\x12\x18\n" +
-	"\aupdated\x18\x01 \x01(\x05R\aupdated\"\xba\x05\n" +
+	"\aupdated\x18\x01 \x01(\x05R\aupdated\"\xbe\x05\n" +
 	"\x12UpdateGoodsRequest\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\x126\n" +
-	"\x05goods\x18\x02 \x01(\v2\x18.shopmind.basic.v1.GoodsB\x06\xbaH\x03\xc8\x01\x01R\x05goods\x12\xf7\x01\n" +
-	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\xb9\x01\xbaH\xb5\x01\xba\x01K\n" +
+	"\x05goods\x18\x02 \x01(\v2\x18.shopmind.basic.v1.GoodsB\x06\xbaH\x03\xc8\x01\x01R\x05goods\x12\xfb\x01\n" +
+	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\xbd\x01\xbaH\xb5\x01\xba\x01K\n" +
 	"\x15update_mask.not_empty\x12\x1cmust name at least one field\x1a\x14size(this.paths) > 0\xc8\x01\x01\xe2\x01a\x12\x04name\x12\aitem_no\x12\vcategory_id\x12\bstaff_id\x12\n" +
-	"is_virtual\x12\x06status\x12\x05price\x12\x04cost\x12\timage_url\x12\rdisplay_orderR\n" +
+	"is_virtual\x12\x06status\x12\x05price\x12\x04cost\x12\timage_url\x12\rdisplay_order\xe8\x9a'\x02R\n" +
 	"updateMask:\xd6\x02\xbaH\xd2\x02\x1a\x87\x01\n" +
 	"\x11update_goods.name\x124goods.name cannot be empty when named in update_mask\x1a<!('name' in this.update_mask.paths) || this.goods.name != ''\x1a\xc5\x01\n" +
 	"\x13update_goods.status\x12Bgoods.status must be on_sale or off_sale when named in update_mask\x1aj!('status' in this.update_mask.paths) || this.goods.status == 'on_sale' || this.goods.status == 'off_sale'\"E\n" +
@@ -2439,23 +2439,23 @@ const file_shopmind_basic_v1_goods_proto_rawDesc = "" +
 	"\xbaH\a\x92\x01\x04\b\x01\x10dR\x05items:n\xbaHk\x1ai\n" +
 	"\x1esort_link_templates.unique_ids\x12%each template id may appear only once\x1a this.items.map(i, i.id).unique()\"5\n" +
 	"\x19SortLinkTemplatesResponse\x12\x18\n" +
-	"\aupdated\x18\x01 \x01(\x05R\aupdated\"\xec\x04\n" +
+	"\aupdated\x18\x01 \x01(\x05R\aupdated\"\xf0\x04\n" +
 	"\x19UpdateLinkTemplateRequest\x12\x19\n" +
 	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\x12L\n" +
-	"\rlink_template\x18\x02 \x01(\v2\x1f.shopmind.basic.v1.LinkTemplateB\x06\xbaH\x03\xc8\x01\x01R\flinkTemplate\x12\xd5\x01\n" +
-	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\x97\x01\xbaH\x93\x01\xba\x01K\n" +
+	"\rlink_template\x18\x02 \x01(\v2\x1f.shopmind.basic.v1.LinkTemplateB\x06\xbaH\x03\xc8\x01\x01R\flinkTemplate\x12\xd9\x01\n" +
+	"\vupdate_mask\x18\x03 \x01(\v2\x1a.google.protobuf.FieldMaskB\x9b\x01\xbaH\x93\x01\xba\x01K\n" +
 	"\x15update_mask.not_empty\x12\x1cmust name at least one field\x1a\x14size(this.paths) > 0\xc8\x01\x01\xe2\x01?\x12\x04name\x12\vdescription\x12\ashop_id\x12\tgoods_ids\x12\n" +
 	"metric_ids\x12\n" +
-	"sort_orderR\n" +
+	"sort_order\xe8\x9a'\x02R\n" +
 	"updateMask:\x8d\x02\xbaH\x89\x02\x1a\x86\x02\n" +
 	"\x1eupdate_link_template.non_empty\x12Cname and goods_ids cannot be set to empty when named in update_mask\x1a\x9e\x01(!('name' in this.update_mask.paths) || this.link_template.name != '') && (!('goods_ids' in this.update_mask.paths) || size(this.link_template.goods_ids) > 0)\"b\n" +
 	"\x1aUpdateLinkTemplateResponse\x12D\n" +
-	"\rlink_template\x18\x01 \x01(\v2\x1f.shopmind.basic.v1.LinkTemplateR\flinkTemplate\"\xde\x01\n" +
+	"\rlink_template\x18\x01 \x01(\v2\x1f.shopmind.basic.v1.LinkTemplateR\flinkTemplate\"\xe2\x01\n" +
 	"\x18ListLinkTemplatesRequest\x12)\n" +
 	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01\x12%\n" +
-	"\ashop_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x02R\x06shopId\x88\x01\x01\x12\x1c\n" +
-	"\x04name\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x04nameB\v\n" +
+	"\ashop_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x02R\x06shopId\x88\x01\x01\x12 \n" +
+	"\x04name\x18\x04 \x01(\tB\f\xbaH\x05r\x03\x18\x80\x01\xe8\x9a'\x01R\x04nameB\v\n" +
 	"\t_page_numB\f\n" +
 	"\n" +
 	"_page_sizeB\n" +

@@ -1437,11 +1437,11 @@ var File_shopmind_chat_v1_chat_proto protoreflect.FileDescriptor
 
 const file_shopmind_chat_v1_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x1bshopmind/chat/v1/chat.proto\x12\x10shopmind.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\xb7\x01\n" +
+	"\x1bshopmind/chat/v1/chat.proto\x12\x10shopmind.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\xc1\x01\n" +
 	"\x13SendMessagesRequest\x124\n" +
-	"\x0fconversation_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\x0econversationId\x12%\n" +
-	"\amessage\x18\x02 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\x80\x80\x02R\amessage\x12C\n" +
-	"\x11current_page_info\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x0fcurrentPageInfo\"\x8b\x03\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\x0econversationId\x12)\n" +
+	"\amessage\x18\x02 \x01(\tB\x0f\xbaH\br\x06\x10\x01\x18\x80\x80\x02\xe8\x9a'\x01R\amessage\x12I\n" +
+	"\x11current_page_info\x18\x03 \x01(\v2\x17.google.protobuf.StructB\x04\xe8\x9a'\x01R\x0fcurrentPageInfo\"\x8b\x03\n" +
 	"\x14SendMessagesResponse\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12=\n" +

@@ -1087,10 +1087,10 @@ var File_shopmind_chat_v1_session_proto protoreflect.FileDescriptor
 
 const file_shopmind_chat_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1eshopmind/chat/v1/session.proto\x12\x10shopmind.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\xa5\x01\n" +
+	"\x1eshopmind/chat/v1/session.proto\x12\x10shopmind.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\xa9\x01\n" +
 	"\vCurrentUser\x12 \n" +
-	"\auser_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06userId\x12#\n" +
-	"\busername\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\busername\x12 \n" +
+	"\auser_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06userId\x12'\n" +
+	"\busername\x18\x02 \x01(\tB\v\xbaH\x04r\x02\x18@\xe8\x9a'\x01R\busername\x12 \n" +
 	"\adept_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06deptId\x12-\n" +
 	"\x05extra\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05extra\"\xfb\x02\n" +
 	"\aSession\x12\x0e\n" +
@@ -1120,9 +1120,9 @@ const file_shopmind_chat_v1_session_proto_rawDesc = "" +
 	"\fcontent_json\x18\x04 \x01(\v2\x17.google.protobuf.StructR\vcontentJson\x12\x16\n" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x129\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"X\n" +
-	"\x14CreateSessionRequest\x12@\n" +
-	"\fcurrent_user\x18\x01 \x01(\v2\x1d.shopmind.chat.v1.CurrentUserR\vcurrentUser\"X\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"^\n" +
+	"\x14CreateSessionRequest\x12F\n" +
+	"\fcurrent_user\x18\x01 \x01(\v2\x1d.shopmind.chat.v1.CurrentUserB\x04\xe8\x9a'\x03R\vcurrentUser\"X\n" +
 	"\x15CreateSessionResponse\x12'\n" +
 	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\"\xe3\x01\n" +
@@ -1142,14 +1142,14 @@ const file_shopmind_chat_v1_session_proto_rawDesc = "" +
 	"\x0fconversation_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x0econversationId\"\x94\x01\n" +
 	"\x12GetSessionResponse\x123\n" +
 	"\asession\x18\x01 \x01(\v2\x19.shopmind.chat.v1.SessionR\asession\x12I\n" +
-	"\x0frecent_messages\x18\x02 \x03(\v2 .shopmind.chat.v1.MessageSummaryR\x0erecentMessages\"\xa0\x04\n" +
+	"\x0frecent_messages\x18\x02 \x03(\v2 .shopmind.chat.v1.MessageSummaryR\x0erecentMessages\"\xa4\x04\n" +
 	"\x14UpdateSessionRequest\x12\x18\n" +
 	"\x02id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x02id\x12#\n" +
 	"\x05title\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01H\x00R\x05title\x88\x01\x01\x12\x1f\n" +
 	"\bfavorite\x18\x03 \x01(\bH\x01R\bfavorite\x88\x01\x01\x129\n" +
 	"\vpreferences\x18\x04 \x01(\v2\x17.google.protobuf.StructR\vpreferences\x124\n" +
-	"\x06status\x18\x05 \x01(\tB\x17\xbaH\x14r\x12R\x06activeR\barchivedH\x02R\x06status\x88\x01\x01\x12i\n" +
-	"\vupdate_mask\x18\x06 \x01(\v2\x1a.google.protobuf.FieldMaskB,\xbaH)\xe2\x01&\x12\x05title\x12\bfavorite\x12\vpreferences\x12\x06statusR\n" +
+	"\x06status\x18\x05 \x01(\tB\x17\xbaH\x14r\x12R\x06activeR\barchivedH\x02R\x06status\x88\x01\x01\x12m\n" +
+	"\vupdate_mask\x18\x06 \x01(\v2\x1a.google.protobuf.FieldMaskB0\xbaH)\xe2\x01&\x12\x05title\x12\bfavorite\x12\vpreferences\x12\x06status\xe8\x9a'\x02R\n" +
 	"updateMask:\xa9\x01\xbaH\xa5\x01\x1a\xa2\x01\n" +
 	"\x1dupdate_session.status_in_mask\x12,status must be set when update_mask names it\x1aS!has(this.update_mask) || !('status' in this.update_mask.paths) || has(this.status)B\b\n" +
 	"\x06_titleB\v\n" +

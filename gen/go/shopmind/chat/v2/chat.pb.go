@@ -1058,17 +1058,17 @@ var File_shopmind_chat_v2_chat_proto protoreflect.FileDescriptor
 
 const file_shopmind_chat_v2_chat_proto_rawDesc = "" +
 	"\n" +
-	"\x1bshopmind/chat/v2/chat.proto\x12\x10shopmind.chat.v2\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fshopmind/common/v1/common.proto\"\xa0\x02\n" +
-	"\x12SendMessageRequest\x12%\n" +
-	"\amessage\x18\x01 \x01(\tB\v\xbaH\br\x06\x10\x01\x18\x80\x80\x02R\amessage\x124\n" +
-	"\x0fconversation_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\x0econversationId\x12@\n" +
-	"\fcurrent_user\x18\x03 \x01(\v2\x1d.shopmind.chat.v2.CurrentUserR\vcurrentUser\x12C\n" +
-	"\x11current_page_info\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x0fcurrentPageInfo\x12\x1b\n" +
+	"\x1bshopmind/chat/v2/chat.proto\x12\x10shopmind.chat.v2\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fshopmind/common/v1/common.proto\"\xb0\x02\n" +
+	"\x12SendMessageRequest\x12)\n" +
+	"\amessage\x18\x01 \x01(\tB\x0f\xbaH\br\x06\x10\x01\x18\x80\x80\x02\xe8\x9a'\x01R\amessage\x124\n" +
+	"\x0fconversation_id\x18\x02 \x01(\tB\v\xbaH\b\xd8\x01\x01r\x03\xb0\x01\x01R\x0econversationId\x12F\n" +
+	"\fcurrent_user\x18\x03 \x01(\v2\x1d.shopmind.chat.v2.CurrentUserB\x04\xe8\x9a'\x03R\vcurrentUser\x12I\n" +
+	"\x11current_page_info\x18\x04 \x01(\v2\x17.google.protobuf.StructB\x04\xe8\x9a'\x01R\x0fcurrentPageInfo\x12\x1b\n" +
 	"\x06stream\x18\x05 \x01(\bH\x00R\x06stream\x88\x01\x01B\t\n" +
-	"\a_stream\"\xa5\x01\n" +
+	"\a_stream\"\xa9\x01\n" +
 	"\vCurrentUser\x12 \n" +
-	"\auser_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06userId\x12#\n" +
-	"\busername\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\busername\x12 \n" +
+	"\auser_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06userId\x12'\n" +
+	"\busername\x18\x02 \x01(\tB\v\xbaH\x04r\x02\x18@\xe8\x9a'\x01R\busername\x12 \n" +
 	"\adept_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06deptId\x12-\n" +
 	"\x05extra\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x05extra\"\x8a\x03\n" +
 	"\x13SendMessageResponse\x12'\n" +

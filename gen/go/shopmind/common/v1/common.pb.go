@@ -37,6 +37,69 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// TextKind is what a request field's text is (the text_kind field option): its value, or
+// for TEXT_KIND_SQL_WORD_NAME its name.
+type TextKind int32
+
+const (
+	// An ordinary field.
+	TextKind_TEXT_KIND_UNSPECIFIED TextKind = 0
+	// Text people write or paste: questions, names, descriptions, formulas, passwords, page
+	// titles and URLs, error messages and stack traces; on a message or Struct field, every
+	// value beneath it. The services store, parse or pass it on as text: never spliced into
+	// SQL, a shell command or HTML.
+	TextKind_TEXT_KIND_FREE TextKind = 1
+	// Field names the service checks against a whitelist (sort specs, field masks).
+	TextKind_TEXT_KIND_FIELD_NAMES TextKind = 2
+	// A message field whose own name is an SQL word (current_user: CURRENT_USER is an SQL
+	// function), so that the argument names beneath it (json.current_user.username) read like
+	// SQL to the level-2 rules. Its values are not affected.
+	TextKind_TEXT_KIND_SQL_WORD_NAME TextKind = 3
+)
+
+// Enum value maps for TextKind.
+var (
+	TextKind_name = map[int32]string{
+		0: "TEXT_KIND_UNSPECIFIED",
+		1: "TEXT_KIND_FREE",
+		2: "TEXT_KIND_FIELD_NAMES",
+		3: "TEXT_KIND_SQL_WORD_NAME",
+	}
+	TextKind_value = map[string]int32{
+		"TEXT_KIND_UNSPECIFIED":   0,
+		"TEXT_KIND_FREE":          1,
+		"TEXT_KIND_FIELD_NAMES":   2,
+		"TEXT_KIND_SQL_WORD_NAME": 3,
+	}
+)
+
+func (x TextKind) Enum() *TextKind {
+	p := new(TextKind)
+	*p = x
+	return p
+}
+
+func (x TextKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TextKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_shopmind_common_v1_common_proto_enumTypes[0].Descriptor()
+}
+
+func (TextKind) Type() protoreflect.EnumType {
+	return &file_shopmind_common_v1_common_proto_enumTypes[0]
+}
+
+func (x TextKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TextKind.Descriptor instead.
+func (TextKind) EnumDescriptor() ([]byte, []int) {
+	return file_shopmind_common_v1_common_proto_rawDescGZIP(), []int{0}
+}
+
 // AccessRule declares next to an RPC who may call it.
 type AccessRule struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -590,6 +653,14 @@ var file_shopmind_common_v1_common_proto_extTypes = []protoimpl.ExtensionInfo{
 		Tag:           "bytes,80201,opt,name=access",
 		Filename:      "shopmind/common/v1/common.proto",
 	},
+	{
+		ExtendedType:  (*descriptorpb.FieldOptions)(nil),
+		ExtensionType: (*TextKind)(nil),
+		Field:         80301,
+		Name:          "shopmind.common.v1.text_kind",
+		Tag:           "varint,80301,opt,name=text_kind,enum=shopmind.common.v1.TextKind",
+		Filename:      "shopmind/common/v1/common.proto",
+	},
 }
 
 // Extension fields to validate.Int32Rules.
@@ -641,6 +712,17 @@ var (
 	E_Access = &file_shopmind_common_v1_common_proto_extTypes[6]
 )
 
+// Extension fields to descriptorpb.FieldOptions.
+var (
+	// What a request field's text is, where it is more than a code or an identifier. Read by
+	// the gateway's web application firewall: from paranoia level 2 up, the rules above level
+	// 1 (which flag SQL and shell words, URLs and punctuation in any text) leave such fields to
+	// the level-1 rules (internal/waf/WAF.md, Exclusions).
+	//
+	// optional shopmind.common.v1.TextKind text_kind = 80301;
+	E_TextKind = &file_shopmind_common_v1_common_proto_extTypes[7]
+)
+
 var File_shopmind_common_v1_common_proto protoreflect.FileDescriptor
 
 const file_shopmind_common_v1_common_proto_rawDesc = "" +
@@ -682,7 +764,12 @@ const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"\asort_by\x18\x03 \x01(\tR\x06sortBy\x12(\n" +
 	"\n" +
 	"sort_order\x18\x04 \x01(\tB\t\xbaH\x06r\x04Ȏ'\x01R\tsortOrder\"\a\n" +
-	"\x05Empty:e\n" +
+	"\x05Empty*q\n" +
+	"\bTextKind\x12\x19\n" +
+	"\x15TEXT_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eTEXT_KIND_FREE\x10\x01\x12\x19\n" +
+	"\x15TEXT_KIND_FIELD_NAMES\x10\x02\x12\x1b\n" +
+	"\x17TEXT_KIND_SQL_WORD_NAME\x10\x03:e\n" +
 	"\bpage_num\x12\x18.buf.validate.Int32Rules\x18\xe5\xf1\x04 \x01(\bB.\xc2H+\n" +
 	")\n" +
 	"\bpage_num\x12\x12must be at least 1\x1a\tthis >= 1R\apageNum:~\n" +
@@ -705,7 +792,8 @@ const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"\tsort_spec\x12\x19.buf.validate.StringRules\x18\xea\xf1\x04 \x01(\bBm\xc2Hj\n" +
 	"h\n" +
 	"\tsort_spec\x12\x1amust be <field>,<asc|desc>\x1a?this == '' || this.matches('^[a-z][a-z0-9_]{0,63},(asc|desc)$')R\bsortSpec:X\n" +
-	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xc9\xf2\x04 \x01(\v2\x1e.shopmind.common.v1.AccessRuleR\x06accessBAZ?github.com/shopmind/shopmind/gen/go/shopmind/common/v1;commonv1b\beditionsp\xe8\a"
+	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xc9\xf2\x04 \x01(\v2\x1e.shopmind.common.v1.AccessRuleR\x06access:Z\n" +
+	"\ttext_kind\x12\x1d.google.protobuf.FieldOptions\x18\xad\xf3\x04 \x01(\x0e2\x1c.shopmind.common.v1.TextKindR\btextKindBAZ?github.com/shopmind/shopmind/gen/go/shopmind/common/v1;commonv1b\beditionsp\xe8\a"
 
 var (
 	file_shopmind_common_v1_common_proto_rawDescOnce sync.Once
@@ -719,39 +807,44 @@ func file_shopmind_common_v1_common_proto_rawDescGZIP() []byte {
 	return file_shopmind_common_v1_common_proto_rawDescData
 }
 
+var file_shopmind_common_v1_common_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_shopmind_common_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_shopmind_common_v1_common_proto_goTypes = []any{
-	(*AccessRule)(nil),                 // 0: shopmind.common.v1.AccessRule
-	(*PageRequest)(nil),                // 1: shopmind.common.v1.PageRequest
-	(*PageInfo)(nil),                   // 2: shopmind.common.v1.PageInfo
-	(*IDRequest)(nil),                  // 3: shopmind.common.v1.IDRequest
-	(*IDsRequest)(nil),                 // 4: shopmind.common.v1.IDsRequest
-	(*TimeRangeRequest)(nil),           // 5: shopmind.common.v1.TimeRangeRequest
-	(*SortRequest)(nil),                // 6: shopmind.common.v1.SortRequest
-	(*PageSortRequest)(nil),            // 7: shopmind.common.v1.PageSortRequest
-	(*Empty)(nil),                      // 8: shopmind.common.v1.Empty
-	(*timestamppb.Timestamp)(nil),      // 9: google.protobuf.Timestamp
-	(*validate.Int32Rules)(nil),        // 10: buf.validate.Int32Rules
-	(*validate.Int64Rules)(nil),        // 11: buf.validate.Int64Rules
-	(*validate.RepeatedRules)(nil),     // 12: buf.validate.RepeatedRules
-	(*validate.StringRules)(nil),       // 13: buf.validate.StringRules
-	(*descriptorpb.MethodOptions)(nil), // 14: google.protobuf.MethodOptions
+	(TextKind)(0),                      // 0: shopmind.common.v1.TextKind
+	(*AccessRule)(nil),                 // 1: shopmind.common.v1.AccessRule
+	(*PageRequest)(nil),                // 2: shopmind.common.v1.PageRequest
+	(*PageInfo)(nil),                   // 3: shopmind.common.v1.PageInfo
+	(*IDRequest)(nil),                  // 4: shopmind.common.v1.IDRequest
+	(*IDsRequest)(nil),                 // 5: shopmind.common.v1.IDsRequest
+	(*TimeRangeRequest)(nil),           // 6: shopmind.common.v1.TimeRangeRequest
+	(*SortRequest)(nil),                // 7: shopmind.common.v1.SortRequest
+	(*PageSortRequest)(nil),            // 8: shopmind.common.v1.PageSortRequest
+	(*Empty)(nil),                      // 9: shopmind.common.v1.Empty
+	(*timestamppb.Timestamp)(nil),      // 10: google.protobuf.Timestamp
+	(*validate.Int32Rules)(nil),        // 11: buf.validate.Int32Rules
+	(*validate.Int64Rules)(nil),        // 12: buf.validate.Int64Rules
+	(*validate.RepeatedRules)(nil),     // 13: buf.validate.RepeatedRules
+	(*validate.StringRules)(nil),       // 14: buf.validate.StringRules
+	(*descriptorpb.MethodOptions)(nil), // 15: google.protobuf.MethodOptions
+	(*descriptorpb.FieldOptions)(nil),  // 16: google.protobuf.FieldOptions
 }
 var file_shopmind_common_v1_common_proto_depIdxs = []int32{
-	9,  // 0: shopmind.common.v1.TimeRangeRequest.start_time:type_name -> google.protobuf.Timestamp
-	9,  // 1: shopmind.common.v1.TimeRangeRequest.end_time:type_name -> google.protobuf.Timestamp
-	10, // 2: shopmind.common.v1.page_num:extendee -> buf.validate.Int32Rules
-	10, // 3: shopmind.common.v1.page_size:extendee -> buf.validate.Int32Rules
-	11, // 4: shopmind.common.v1.id:extendee -> buf.validate.Int64Rules
-	12, // 5: shopmind.common.v1.ids:extendee -> buf.validate.RepeatedRules
-	13, // 6: shopmind.common.v1.sort_order:extendee -> buf.validate.StringRules
-	13, // 7: shopmind.common.v1.sort_spec:extendee -> buf.validate.StringRules
-	14, // 8: shopmind.common.v1.access:extendee -> google.protobuf.MethodOptions
-	0,  // 9: shopmind.common.v1.access:type_name -> shopmind.common.v1.AccessRule
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	9,  // [9:10] is the sub-list for extension type_name
-	2,  // [2:9] is the sub-list for extension extendee
+	10, // 0: shopmind.common.v1.TimeRangeRequest.start_time:type_name -> google.protobuf.Timestamp
+	10, // 1: shopmind.common.v1.TimeRangeRequest.end_time:type_name -> google.protobuf.Timestamp
+	11, // 2: shopmind.common.v1.page_num:extendee -> buf.validate.Int32Rules
+	11, // 3: shopmind.common.v1.page_size:extendee -> buf.validate.Int32Rules
+	12, // 4: shopmind.common.v1.id:extendee -> buf.validate.Int64Rules
+	13, // 5: shopmind.common.v1.ids:extendee -> buf.validate.RepeatedRules
+	14, // 6: shopmind.common.v1.sort_order:extendee -> buf.validate.StringRules
+	14, // 7: shopmind.common.v1.sort_spec:extendee -> buf.validate.StringRules
+	15, // 8: shopmind.common.v1.access:extendee -> google.protobuf.MethodOptions
+	16, // 9: shopmind.common.v1.text_kind:extendee -> google.protobuf.FieldOptions
+	1,  // 10: shopmind.common.v1.access:type_name -> shopmind.common.v1.AccessRule
+	0,  // 11: shopmind.common.v1.text_kind:type_name -> shopmind.common.v1.TextKind
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	10, // [10:12] is the sub-list for extension type_name
+	2,  // [2:10] is the sub-list for extension extendee
 	0,  // [0:2] is the sub-list for field type_name
 }
 
@@ -765,13 +858,14 @@ func file_shopmind_common_v1_common_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_common_v1_common_proto_rawDesc), len(file_shopmind_common_v1_common_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   9,
-			NumExtensions: 7,
+			NumExtensions: 8,
 			NumServices:   0,
 		},
 		GoTypes:           file_shopmind_common_v1_common_proto_goTypes,
 		DependencyIndexes: file_shopmind_common_v1_common_proto_depIdxs,
+		EnumInfos:         file_shopmind_common_v1_common_proto_enumTypes,
 		MessageInfos:      file_shopmind_common_v1_common_proto_msgTypes,
 		ExtensionInfos:    file_shopmind_common_v1_common_proto_extTypes,
 	}.Build()

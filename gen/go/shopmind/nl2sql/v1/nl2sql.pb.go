@@ -1226,7 +1226,7 @@ const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"\achat_id\x18\x02 \x01(\tR\x06chatId\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\tR\x05token\x129\n" +
 	"\n" +
-	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x86\x05\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\x8a\x05\n" +
 	"\x13CreatePolicyRequest\x12B\n" +
 	"\rdatasource_id\x18\x01 \x01(\tB\x1d\xbaH\x1ar\x182\x16^[A-Za-z0-9_-]{1,128}$R\fdatasourceId\x12\xdb\x01\n" +
 	"\rtable_pattern\x18\x02 \x01(\tB\xb5\x01\xbaH\xb1\x01\xba\x01\xa5\x01\n" +
@@ -1234,8 +1234,8 @@ const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"\n" +
 	"row_filter\x18\x03 \x01(\v2\x1d.shopmind.nl2sql.v1.RowFilterR\trowFilter\x12,\n" +
 	"\bshop_ids\x18\x04 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\ashopIds\x129\n" +
-	"\arole_id\x18\x05 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9_-]{1,128}$R\x06roleId\x12\x1b\n" +
-	"\x04name\x18\x06 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04name:\x88\x01\xbaH\x84\x01\x1a\x81\x01\n" +
+	"\arole_id\x18\x05 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9_-]{1,128}$R\x06roleId\x12\x1f\n" +
+	"\x04name\x18\x06 \x01(\tB\v\xbaH\x04r\x02\x18@\xe8\x9a'\x01R\x04name:\x88\x01\xbaH\x84\x01\x1a\x81\x01\n" +
 	"\x18create_policy.one_filter\x122exactly one of row_filter and shop_ids must be set\x1a1has(this.row_filter) != (size(this.shop_ids) > 0)\"\xdd\x03\n" +
 	"\tRowFilter\x126\n" +
 	"\x06column\x18\x01 \x01(\tB\x1e\xbaH\x1br\x192\x17^[a-z_][a-z0-9_]{0,62}$R\x06column\x12)\n" +
@@ -1255,12 +1255,12 @@ const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"row_filter\x18\x05 \x01(\v2\x1d.shopmind.nl2sql.v1.RowFilterR\trowFilter\x12$\n" +
 	"\x0erow_filter_sql\x18\x06 \x01(\tR\frowFilterSql\x129\n" +
 	"\n" +
-	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xcf\x02\n" +
+	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xd3\x02\n" +
 	"\x16SetupDatasourceRequest\x12\"\n" +
 	"\x04host\x18\x01 \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06\x18\xfd\x01\xa8\x01\x01R\x04host\x12\"\n" +
 	"\x04port\x18\x02 \x01(\x05B\x0e\xbaH\v\xd8\x01\x01\x1a\x06\x18\xff\xff\x03(\x01R\x04port\x12\x1c\n" +
-	"\x04user\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x04user\x12$\n" +
-	"\bpassword\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\bpassword\x12D\n" +
+	"\x04user\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\x04user\x12(\n" +
+	"\bpassword\x18\x04 \x01(\tB\f\xbaH\x05r\x03\x18\x80\x02\xe8\x9a'\x01R\bpassword\x12D\n" +
 	"\bdatabase\x18\x05 \x01(\tB(\xbaH%\xd8\x01\x01r 2\x1e^[A-Za-z_][A-Za-z0-9_]{0,127}$R\bdatabase\x128\n" +
 	"\adialect\x18\x06 \x01(\tB\x1e\xbaH\x1b\xd8\x01\x01r\x16R\bpostgresR\n" +
 	"clickhouseR\adialect\x12)\n" +

@@ -354,7 +354,7 @@ const file_shopmind_notify_v1_notify_proto_rawDesc = "" +
 	"\ashop_id\x18\a \x01(\x03R\x06shopId\x12\x12\n" +
 	"\x04read\x18\b \x01(\bR\x04read\x129\n" +
 	"\n" +
-	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xf2\x04\n" +
+	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xf6\x04\n" +
 	"\x14ListCollectedRequest\x12)\n" +
 	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01\x124\n" +
@@ -364,8 +364,8 @@ const file_shopmind_notify_v1_notify_proto_rawDesc = "" +
 	"\ashop_id\x18\x06 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01H\x03R\x06shopId\x88\x01\x01\x129\n" +
 	"\n" +
 	"start_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
-	"\bend_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\"\n" +
-	"\akeyword\x18\t \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\akeyword:\x8e\x01\xbaH\x8a\x01\x1a\x87\x01\n" +
+	"\bend_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12&\n" +
+	"\akeyword\x18\t \x01(\tB\f\xbaH\x05r\x03\x18\x80\x01\xe8\x9a'\x01R\akeyword:\x8e\x01\xbaH\x8a\x01\x1a\x87\x01\n" +
 	"\n" +
 	"time_range\x12(start_time must be earlier than end_time\x1aO!has(this.start_time) || !has(this.end_time) || this.start_time < this.end_timeB\v\n" +
 	"\t_page_numB\f\n" +

@@ -1512,13 +1512,12 @@ var File_shopmind_tenant_v1_auth_proto protoreflect.FileDescriptor
 
 const file_shopmind_tenant_v1_auth_proto_rawDesc = "" +
 	"\n" +
-	"\x1dshopmind/tenant/v1/auth.proto\x12\x12shopmind.tenant.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fshopmind/common/v1/common.proto\"\xff\x02\n" +
+	"\x1dshopmind/tenant/v1/auth.proto\x12\x12shopmind.tenant.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fshopmind/common/v1/common.proto\"\x83\x03\n" +
 	"\fLoginRequest\x12M\n" +
 	"\vtenant_code\x18\x01 \x01(\tB,\xbaH)\xd8\x01\x01r$\x18@2 ^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$R\n" +
 	"tenantCode\x12%\n" +
-	"\busername\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\busername\x12&\n" +
-	"\bpassword\x18\x03 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x01R\bpassword\x12&\n" +
+	"\busername\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\busername\x12*\n" +
+	"\bpassword\x18\x03 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80\x01\xe8\x9a'\x01R\bpassword\x12&\n" +
 	"\n" +
 	"captcha_id\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\tcaptchaId\x12*\n" +
 	"\fcaptcha_code\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18\x10R\vcaptchaCode:}\xbaHz\x1ax\n" +

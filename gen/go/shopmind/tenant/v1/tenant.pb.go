@@ -1168,26 +1168,26 @@ const file_shopmind_tenant_v1_tenant_proto_rawDesc = "" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1d\n" +
 	"\n" +
 	"sort_order\x18\x06 \x01(\x05R\tsortOrder\x123\n" +
-	"\bchildren\x18\a \x03(\v2\x17.shopmind.tenant.v1.OrgR\bchildren\"\xd8\x02\n" +
+	"\bchildren\x18\a \x03(\v2\x17.shopmind.tenant.v1.OrgR\bchildren\"\xe0\x02\n" +
 	"\x11CreateRoleRequest\x123\n" +
-	"\x04code\x18\x01 \x01(\tB\x1f\xbaH\x1cr\x1a2\x18^[a-z][a-z0-9_:-]{1,63}$R\x04code\x12\x1d\n" +
-	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x12*\n" +
-	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vdescription\x123\n" +
+	"\x04code\x18\x01 \x01(\tB\x1f\xbaH\x1cr\x1a2\x18^[a-z][a-z0-9_:-]{1,63}$R\x04code\x12!\n" +
+	"\x04name\x18\x02 \x01(\tB\r\xbaH\x06r\x04\x10\x01\x18@\xe8\x9a'\x01R\x04name\x12.\n" +
+	"\vdescription\x18\x03 \x01(\tB\f\xbaH\x05r\x03\x18\x80\x02\xe8\x9a'\x01R\vdescription\x123\n" +
 	"\x06status\x18\x04 \x01(\tB\x1b\xbaH\x18\xd8\x01\x01r\x13R\aenabledR\bdisabledR\x06status\x12`\n" +
 	"\x10permission_codes\x18\x05 \x03(\tB5\xbaH2\x92\x01/\x10\xf4\x03\x18\x01\"(r&\x18\x80\x012!^[a-z][a-z0-9_-]*(:[a-z0-9_-]+)+$R\x0fpermissionCodes\x12,\n" +
 	"\bmenu_ids\x18\x06 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xf4\x03\x18\x01\"\x04\"\x02 \x00R\amenuIds\"B\n" +
 	"\x12CreateRoleResponse\x12,\n" +
-	"\x04role\x18\x01 \x01(\v2\x18.shopmind.tenant.v1.RoleR\x04role\"\xbe\a\n" +
+	"\x04role\x18\x01 \x01(\v2\x18.shopmind.tenant.v1.RoleR\x04role\"\xca\a\n" +
 	"\x11UpdateRoleRequest\x12\x19\n" +
-	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\x12\x1b\n" +
-	"\x04name\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04name\x12*\n" +
-	"\vdescription\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x02R\vdescription\x123\n" +
+	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\x12\x1f\n" +
+	"\x04name\x18\x02 \x01(\tB\v\xbaH\x04r\x02\x18@\xe8\x9a'\x01R\x04name\x12.\n" +
+	"\vdescription\x18\x03 \x01(\tB\f\xbaH\x05r\x03\x18\x80\x02\xe8\x9a'\x01R\vdescription\x123\n" +
 	"\x06status\x18\x04 \x01(\tB\x1b\xbaH\x18\xd8\x01\x01r\x13R\aenabledR\bdisabledR\x06status\x12`\n" +
 	"\x10permission_codes\x18\x05 \x03(\tB5\xbaH2\x92\x01/\x10\xf4\x03\x18\x01\"(r&\x18\x80\x012!^[a-z][a-z0-9_-]*(:[a-z0-9_-]+)+$R\x0fpermissionCodes\x12,\n" +
-	"\bmenu_ids\x18\x06 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xf4\x03\x18\x01\"\x04\"\x02 \x00R\amenuIds\x12\xcb\x02\n" +
-	"\vupdate_mask\x18\a \x01(\v2\x1a.google.protobuf.FieldMaskB\x8d\x02\xbaH\x89\x02\xba\x01L\n" +
+	"\bmenu_ids\x18\x06 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xf4\x03\x18\x01\"\x04\"\x02 \x00R\amenuIds\x12\xcf\x02\n" +
+	"\vupdate_mask\x18\a \x01(\v2\x1a.google.protobuf.FieldMaskB\x91\x02\xbaH\x89\x02\xba\x01L\n" +
 	"\x15update_mask.not_empty\x12\x1cmust name at least one field\x1a\x15size(this.paths) >= 1\xba\x01\xb3\x01\n" +
-	"\x11update_mask.paths\x12Cmay only name name, description, status, permission_codes, menu_ids\x1aYthis.paths.all(p, p in ['name', 'description', 'status', 'permission_codes', 'menu_ids'])\xc8\x01\x01R\n" +
+	"\x11update_mask.paths\x12Cmay only name name, description, status, permission_codes, menu_ids\x1aYthis.paths.all(p, p in ['name', 'description', 'status', 'permission_codes', 'menu_ids'])\xc8\x01\x01\xe8\x9a'\x02R\n" +
 	"updateMask:\xb1\x02\xbaH\xad\x02\x1a\x87\x01\n" +
 	"\rname_required\x129name must be 1 to 64 characters when update_mask names it\x1a;!('name' in this.update_mask.paths) || size(this.name) >= 1\x1a\xa0\x01\n" +
 	"\x0fstatus_required\x12<status must be enabled or disabled when update_mask names it\x1aO!('status' in this.update_mask.paths) || this.status in ['enabled', 'disabled']\"B\n" +

@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 	"github.com/corazawaf/libinjection-go"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // recorded collects the values the test operator sees: the transformed value of a target as
@@ -33,11 +33,14 @@ var (
 	recorded = map[string][]string{} // operator argument → values
 )
 
-func init() {
+// registerTestPlugins registers ShopMind's plugins and the test operator, for rule sets
+// built here without New.
+var registerTestPlugins = sync.OnceFunc(func() {
+	registerPlugins()
 	plugins.RegisterOperator("shopmindTestRecord", func(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
 		return recordOperator(o.Arguments), nil
 	})
-}
+})
 
 type recordOperator string
 
@@ -69,7 +72,8 @@ func TestTransformAlphabetCoversCoraza(t *testing.T) {
 	for i, n := range names {
 		fmt.Fprintf(&rules, "SecRule ARGS_GET:v \"@shopmindTestRecord %s\" \"id:%d,phase:1,pass,nolog,t:none,t:%s\"\n", n, 1000+i, n)
 	}
-	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(rules.String()))
+	registerTestPlugins()
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(rules.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +87,7 @@ func TestTransformAlphabetCoversCoraza(t *testing.T) {
 			v.WriteString(pieces[rng.IntN(len(pieces))])
 		}
 		value := v.String()
-		tx := waf.NewTransaction()
+		tx := engine.NewTransaction()
 		tx.ProcessURI("/?v="+url.QueryEscape(value), "GET", "HTTP/1.1")
 		tx.ProcessRequestHeaders()
 		_ = tx.Close()
@@ -110,7 +114,8 @@ SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowe
 SecRule ARGS_POST_NAMES "@shopmindTestRecord names" "id:2,phase:2,pass,nolog,t:none"
 SecRule ARGS_POST "@shopmindTestRecord values" "id:3,phase:2,pass,nolog,t:none"
 `, jsonContentType, typedJSONProcessor)
-	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
+	registerTestPlugins()
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +144,7 @@ SecRule ARGS_POST "@shopmindTestRecord values" "id:3,phase:2,pass,nolog,t:none"
 		return nil
 	}
 	check := func(body []byte) {
-		tx := waf.NewTransaction()
+		tx := engine.NewTransaction()
 		tx.ProcessURI("/", "POST", "HTTP/1.1")
 		tx.AddRequestHeader("content-type", "application/json")
 		tx.ProcessRequestHeaders()
@@ -194,7 +199,8 @@ func TestJSONBytesKeysMatchTypedJSON(t *testing.T) {
 SecRequestBodyAccess On
 SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowercase,ctl:requestBodyProcessor=%s"
 `, jsonContentType, typedJSONProcessor)
-	waf, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
+	registerTestPlugins()
+	engine, err := coraza.NewWAF(coraza.NewWAFConfig().WithDirectives(directives))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +217,7 @@ SecRule REQUEST_HEADERS:Content-Type "%s" "id:1,phase:1,pass,nolog,t:none,t:lowe
 		`"one string"`,
 		`{"empty":{},"list":[],"nested":{"a":{"b":{"c":"d"}}}}`,
 	} {
-		tx := waf.NewTransaction()
+		tx := engine.NewTransaction()
 		tx.ProcessURI("/", "POST", "HTTP/1.1")
 		tx.AddRequestHeader("content-type", "application/json")
 		tx.ProcessRequestHeaders()
@@ -283,11 +289,12 @@ func TestPruneReadsTheCompiledPatterns(t *testing.T) {
 	seen := map[string]bool{}
 	rxArgsSeen.Store(&sync.Map{})
 	defer rxArgsSeen.Store(nil)
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 2, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-	_, _, _, prune, err := newCorazaWAF(cfg, profileShopMind)
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 2, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
+	m, err := newWAF(cfg, profileShopMind, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	prune := m.prune
 	rxArgsSeen.Load().Range(func(k, _ any) bool {
 		seen[k.(string)] = true
 		return true
@@ -319,8 +326,6 @@ func TestRulePruneKeepsMatches(t *testing.T) {
 	if testing.Short() {
 		t.Skip("CRS corpus: long")
 	}
-	defer wafPruneOff.Store(false)
-	defer wafMemoOff.Store(false)
 	var raws [][]byte
 	for _, c := range loadCRSCasesOf(t, true) {
 		raws = append(raws, c.raw)
@@ -334,10 +339,10 @@ func TestRulePruneKeepsMatches(t *testing.T) {
 		raws = append(raws, buf.Bytes())
 	}
 	for _, level := range []int{1, 2} {
-		h, last := observedWAF(t, level)
+		m, h, last := observedWAF(t, level)
 		run := func(prune, memo bool) []string {
-			wafPruneOff.Store(!prune)
-			wafMemoOff.Store(!memo)
+			m.switches.pruneOff.Store(!prune)
+			m.switches.cachesOff.Store(!memo)
 			out := make([]string, len(raws))
 			for i, raw := range raws {
 				*last = nil

@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"bufio"
@@ -26,11 +26,11 @@ import (
 // transformations. Most of the CRS operators need particular characters: an XSS pattern
 // needs "<" or a quote, a SQL injection pattern a quote, a comment or a keyword's letters, a
 // path traversal "." and "/". When no value of a request can spell a match, the rule is left
-// out of the transaction before it runs (removal, waf_skip.go), which saves Coraza's fixed
+// out of the transaction before it runs (removal, skip.go), which saves Coraza's fixed
 // cost of evaluating it (several microseconds per rule on a request with a body). A login's
 // JSON ("admin", "admin123", a captcha id and code) cannot spell most argument rules' matches.
 //
-// The analysis, per rule, from its compiled text (waf_alphabet.go):
+// The analysis, per rule, from its compiled text (alphabet.go):
 //
 //   - its sources: the request line, URI, path, method, protocol, query names and values as
 //     Coraza decodes them, path arguments, JSON names and string values as the typed JSON
@@ -49,7 +49,7 @@ import (
 // matched. The operators this cannot read (negated ones, @detectSQLi, macros, numeric
 // comparisons), counts, TX and other variables, bodies of another processor than the typed
 // JSON one and targets added at load always count as holding. For the rule memo it also
-// tells, per rule, which body values could match (bodyClean, bodyDirty: waf_rulememo.go's
+// tells, per rule, which body values could match (bodyClean, bodyDirty: rulememo.go's
 // split and per-value rules). Outcomes are cached per request shape. TestRulePruneKeepsMatches
 // runs the CRS regression corpus with and without pruning and gets the same matched rules
 // for every request.
@@ -173,14 +173,13 @@ type rulePrune struct {
 	// bodyUnknown: a loaded rule chooses a body processor, so the body's values are not known
 	// in advance and rules reading them are never pruned.
 	bodyUnknown bool
+	// cachesOff is the WAF's switch (the shape cache is off with the other caches).
+	cachesOff *atomic.Bool
 }
 
 // actionTransform is a t: action; all of a rule's stages are kept (transformChain), so
 // multiMatch needs no reading.
 var actionTransform = regexp.MustCompile(`(?:^|[",\s\\])t:([A-Za-z0-9]+)`)
-
-// wafPruneOff makes every rule run, whatever the request's bytes (tests compare both ways).
-var wafPruneOff atomic.Bool
 
 // collect records the prunable rules of one compiled file.
 func (p *rulePrune) collect(stmts []crsStatement) {
@@ -1068,7 +1067,7 @@ func appendAlphabet(buf []byte, a alphabet) []byte {
 
 // cachedPrunable is prunable through the shape cache (off with the other caches).
 func (p *rulePrune) cachedPrunable(in *requestBytes, present contentMask, out []int, bodyClean []bool, bodyDirty [][2]uint64) []int {
-	if wafMemoOff.Load() {
+	if p.cachesOff.Load() {
 		return p.prunable(in, present, out, bodyClean, bodyDirty)
 	}
 	c := &p.shapes

@@ -1,11 +1,10 @@
-package gateway
+package crs
 
 import (
 	"io/fs"
 	"sync"
 
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
-	"github.com/corazawaf/coraza/v3/experimental/plugins"
 	"github.com/corazawaf/coraza/v3/experimental/plugins/macro"
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
 
@@ -255,8 +254,6 @@ func (w withinSlashed) Evaluate(tx plugintypes.TransactionState, value string) b
 	}
 	return false
 }
-
-func init() { plugins.RegisterOperator(opWithinSlashed, newWithinSlashed) }
 
 func joinCRS(stmts []crsStatement) string {
 	var b strings.Builder

@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"log/slog"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 func TestRuleTargetsParsed(t *testing.T) {
@@ -64,8 +64,8 @@ func TestRuleSkipRanges(t *testing.T) {
 // The loaded rule set: a bare GET skips the argument rules and keeps the rest; the headers the
 // request carries are seen as Coraza sees them.
 func TestRuleSkipsOfTheLoadedRules(t *testing.T) {
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
+	m, err := newWAF(cfg, profileShopMind, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"io"
@@ -10,31 +10,31 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 // observedWAF is ShopMind's WAF at a paranoia level in front of a handler that drains the
 // body, with the ids of the rules the last request it served matched.
-func observedWAF(t *testing.T, level int) (http.Handler, *[]int) {
+func observedWAF(t *testing.T, level int) (*WAF, http.Handler, *[]int) {
 	t.Helper()
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: level, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
+	m, err := newWAF(cfg, profileShopMind, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := new([]int)
-	m.observe = func(_ http.ResponseWriter, _ *http.Request, ids []int) { *last = ids }
-	return m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) })), last
+	return m, wafHandler(m, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }),
+		func(_ http.ResponseWriter, ids []int) { *last = ids }), last
 }
 
-func memoWAF(t *testing.T) (*wafMiddleware, http.Handler) {
+func memoWAF(t *testing.T) (*WAF, http.Handler) {
 	t.Helper()
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-	m, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
+	m, err := newWAF(cfg, profileShopMind, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m, m.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	return m, wafHandler(m, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }), nil)
 }
 
 // Which rules the memo may vouch for: single rules on the request line and headers, none
@@ -153,7 +153,7 @@ SecRule REQUEST_FILENAME "@rx y" "id:2,phase:1,block"
 	}
 }
 
-func memoRuleOf(m *wafMiddleware, id int) *memoRule {
+func memoRuleOf(m *WAF, id int) *memoRule {
 	for i := range m.memo.rules {
 		if m.memo.rules[i].id == id {
 			return &m.memo.rules[i]
@@ -231,7 +231,7 @@ func TestRuleMemoKeepsCorpusVerdicts(t *testing.T) {
 		t.Skip("CRS corpus: long")
 	}
 	cases := loadCRSCases(t)
-	h, last := observedWAF(t, 1)
+	_, h, last := observedWAF(t, 1)
 	type outcome struct {
 		status  int
 		matched string

@@ -1,4 +1,4 @@
-package gateway
+package crs
 
 import (
 	"fmt"
@@ -12,15 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 var wafBenchSeq atomic.Uint64
-
-func wafTestBlock(w http.ResponseWriter, r *http.Request, ruleID int, message string) {
-	envelopeWriter{}.writeKind(w, r, apperr.KindForbidden, message)
-}
 
 const wafBenchJWT = "Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIiwidGlkIjoiMSIsInVzZXJuYW1lIjoiYWRtaW4iLCJyb2xlcyI6WzFdLCJleHAiOjE3OTk5OTk5OTl9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbi1oZXJl"
 
@@ -76,24 +71,23 @@ func BenchmarkWAF(b *testing.B) {
 	for i, c := range wafLegitimate {
 		traffic[i] = c.build
 	}
-	defer wafMemoOff.Store(false)
 	for _, p := range []struct {
 		prefix  string
 		profile wafProfile
 		memo    bool
-	}{{"", profileShopMind, true}, {"nocache_", profileShopMind, false}, {"stock_", profileStock, false}} {
-		cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-		m, err := newWAFMiddleware(cfg, p.profile, slog.New(slog.DiscardHandler), wafTestBlock)
+	}{{"", profileShopMind, true}, {"nocache_", profileShopMind, false}, {"stock_", profileRecommended, false}} {
+		cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
+		m, err := newWAF(cfg, p.profile, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := m.wrap(ok)
+		h := wafHandler(m, ok, nil)
 		for _, c := range []struct {
 			name string
 			reqs []func() *http.Request
 		}{{"get_small", []func() *http.Request{wafBenchGet}}, {"post_json_small", []func() *http.Request{wafBenchPost}}, {"shopmind_traffic", traffic}} {
 			b.Run(p.prefix+c.name, func(b *testing.B) {
-				wafMemoOff.Store(!p.memo)
+				m.switches.cachesOff.Store(!p.memo)
 				w := &wafNopWriter{h: http.Header{}}
 				for i := range 20 { // warm pools and caches
 					h.ServeHTTP(w, c.reqs[i%len(c.reqs)]())
@@ -136,21 +130,20 @@ func BenchmarkWAF(b *testing.B) {
 // see the same machine load: the ratio to stock is the steadier figure on a busy machine.
 // Metrics: median ns per request of each, and the ratios to stock.
 func BenchmarkWAFCompare(b *testing.B) {
-	defer wafMemoOff.Store(false)
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.WriteHeader(200)
 	})
-	cfg := config.WAFConfig{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: config.DefaultWAFBodyLimit}
-	ours, err := newWAFMiddleware(cfg, profileShopMind, slog.New(slog.DiscardHandler), wafTestBlock)
+	cfg := waf.Config{Enabled: true, ParanoiaLevel: 1, AnomalyThreshold: 5, BodyLimit: waf.DefaultBodyLimit}
+	ours, err := newWAF(cfg, profileShopMind, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
-	stock, err := newWAFMiddleware(cfg, profileStock, slog.New(slog.DiscardHandler), wafTestBlock)
+	stock, err := newWAF(cfg, profileRecommended, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)
 	}
-	oursH, stockH := ours.wrap(ok), stock.wrap(ok)
+	oursH, stockH := wafHandler(ours, ok, nil), wafHandler(stock, ok, nil)
 	traffic := make([]func() *http.Request, len(wafLegitimate))
 	for i, c := range wafLegitimate {
 		traffic[i] = c.build
@@ -180,13 +173,13 @@ func BenchmarkWAFCompare(b *testing.B) {
 					off  bool
 					into *[]time.Duration
 				}{{oursH, false, &cached}, {oursH, true, &uncached}, {stockH, false, &base}} {
-					wafMemoOff.Store(run.off)
+					ours.switches.cachesOff.Store(run.off)
 					for i := done; i < done+n; i++ {
 						measure(run.h, c.reqs[i%len(c.reqs)](), run.into)
 					}
 				}
 			}
-			wafMemoOff.Store(false)
+			ours.switches.cachesOff.Store(false)
 			med := func(d []time.Duration) float64 {
 				slices.Sort(d)
 				return float64(d[len(d)/2].Nanoseconds())
