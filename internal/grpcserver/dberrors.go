@@ -2,6 +2,7 @@ package grpcserver
 
 import (
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"time"
@@ -38,12 +39,13 @@ func databaseError(err error) *apperr.Error {
 		}
 		return nil
 	}
-	if errors.Is(err, pgconn.ErrConnClosed) || connectionFailure(err) {
+	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || connectionFailure(err) {
 		return unavailable("the database is unavailable; retry shortly")
 	}
 	return nil
 }
 
+// An unexpected EOF is a connection that died mid-message (pgx sometimes returns it bare);
 // connectionFailure tells an error of pgx's connection layer (a failed connect or
 // authentication, a connection lost under a query) or of its pool (closed): every error
 // type of those packages other than PgError, which is the server's answer.
@@ -54,7 +56,7 @@ func connectionFailure(err error) bool {
 			t = t.Elem()
 		}
 		switch t.PkgPath() {
-		case "github.com/jackc/pgx/v5/pgconn", "github.com/jackc/puddle/v2":
+		case "github.com/jackc/pgx/v5/pgconn", "github.com/jackc/pgx/v5/pgproto3", "github.com/jackc/puddle/v2":
 			return true
 		}
 	}

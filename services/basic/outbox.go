@@ -51,6 +51,7 @@ type outbox struct {
 // tenantPushes is one tenant's push state: rounds asked for and rounds finished.
 type tenantPushes struct {
 	asked, finished uint64
+	stored          uint64 // the last round that reached the store
 	running         bool
 	roundDone       chan struct{} // closed when a round finishes, then replaced
 }
@@ -89,10 +90,11 @@ func (o *outbox) push(ctx context.Context, tenantID int64) bool {
 	defer timer.Stop()
 	for {
 		o.mu.Lock()
-		finished, done := tp.finished, tp.roundDone
+		finished, stored, done := tp.finished, tp.stored, tp.roundDone
 		o.mu.Unlock()
 		if finished >= want {
-			return true
+			// A round numbered want or later read the queue after this change committed.
+			return stored >= want
 		}
 		select {
 		case <-done:
@@ -142,6 +144,9 @@ func (o *outbox) pushRounds(tenantID int64, tp *tenantPushes) {
 
 		o.mu.Lock()
 		tp.finished = round
+		if err == nil {
+			tp.stored = round
+		}
 		close(tp.roundDone)
 		tp.roundDone = make(chan struct{})
 		o.mu.Unlock()
