@@ -3,8 +3,10 @@ package grpcserver
 import (
 	"errors"
 	"io"
+	"net"
 	"reflect"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -39,13 +41,16 @@ func databaseError(err error) *apperr.Error {
 		}
 		return nil
 	}
-	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || connectionFailure(err) {
+	var opErr *net.OpError
+	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &opErr) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || connectionFailure(err) {
 		return unavailable("the database is unavailable; retry shortly")
 	}
 	return nil
 }
 
-// An unexpected EOF is a connection that died mid-message (pgx sometimes returns it bare);
+// An unexpected EOF, a reset or a network operation error is a connection that died under
+// a query (pgx returns the socket's error as it is when a read fails);
 // connectionFailure tells an error of pgx's connection layer (a failed connect or
 // authentication, a connection lost under a query) or of its pool (closed): every error
 // type of those packages other than PgError, which is the server's answer.

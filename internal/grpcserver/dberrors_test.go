@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,6 +33,7 @@ func TestDatabaseErrorClasses(t *testing.T) {
 		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), apperr.KindUnavailable, true}, // a connection died mid-message
 		{fmt.Errorf("query: %w", pgconn.ErrConnClosed), apperr.KindUnavailable, true},
 		{fmt.Errorf("connect: %w", &pgconn.ConnectError{}), apperr.KindUnavailable, true},
+		{fmt.Errorf("exec: %w", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), apperr.KindUnavailable, true},
 		{errors.New("something else"), 0, false},
 	}
 	for _, c := range cases {
