@@ -8,6 +8,7 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // goodsServer is GoodsService: the 17 goods-management endpoints.
@@ -43,7 +44,7 @@ func (c *core) goodsOut(ctx context.Context, tenantID, id int64) (*basicv1.Goods
 }
 
 func (s *goodsServer) QueryGoods(ctx context.Context, req *basicv1.QueryGoodsRequest) (*basicv1.QueryGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (s *goodsServer) QueryGoods(ctx context.Context, req *basicv1.QueryGoodsReq
 }
 
 func (s *goodsServer) CreateGoods(ctx context.Context, req *basicv1.CreateGoodsRequest) (*basicv1.CreateGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func (s *goodsServer) CreateGoods(ctx context.Context, req *basicv1.CreateGoodsR
 }
 
 func (s *goodsServer) DeleteGoods(ctx context.Context, req *basicv1.DeleteGoodsRequest) (*basicv1.DeleteGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func (s *goodsServer) DeleteGoods(ctx context.Context, req *basicv1.DeleteGoodsR
 }
 
 func (s *goodsServer) BatchUpdateGoods(ctx context.Context, req *basicv1.BatchUpdateGoodsRequest) (*basicv1.BatchUpdateGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func (s *goodsServer) BatchUpdateGoods(ctx context.Context, req *basicv1.BatchUp
 }
 
 func (s *goodsServer) SetGoodsVirtual(ctx context.Context, req *basicv1.SetGoodsVirtualRequest) (*basicv1.SetGoodsVirtualResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +140,7 @@ func (s *goodsServer) SetGoodsVirtual(ctx context.Context, req *basicv1.SetGoods
 }
 
 func (s *goodsServer) UpdateGoods(ctx context.Context, req *basicv1.UpdateGoodsRequest) (*basicv1.UpdateGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func (s *goodsServer) UpdateGoods(ctx context.Context, req *basicv1.UpdateGoodsR
 }
 
 func (s *goodsServer) ListDisplayGoods(ctx context.Context, req *basicv1.ListDisplayGoodsRequest) (*basicv1.ListDisplayGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (s *goodsServer) ListDisplayGoods(ctx context.Context, req *basicv1.ListDis
 }
 
 func (s *goodsServer) GetGoods(ctx context.Context, req *basicv1.GetGoodsRequest) (*basicv1.GetGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func (s *goodsServer) GetGoods(ctx context.Context, req *basicv1.GetGoodsRequest
 }
 
 func (s *goodsServer) GetGoodsDetail(ctx context.Context, req *basicv1.GetGoodsDetailRequest) (*basicv1.GetGoodsDetailResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func (s *goodsServer) GetGoodsDetail(ctx context.Context, req *basicv1.GetGoodsD
 }
 
 func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.ImportItemNumbersRequest) (*basicv1.ImportItemNumbersResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +235,7 @@ func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.Import
 }
 
 func (s *goodsServer) BatchUpdateGoodsByShop(ctx context.Context, req *basicv1.BatchUpdateGoodsByShopRequest) (*basicv1.BatchUpdateGoodsByShopResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

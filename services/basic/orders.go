@@ -10,6 +10,7 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // Orders live only in the analytical store (basic_orders and basic_order_items, written
@@ -120,7 +121,7 @@ func buildLinesSQL(dialect string, tenantID int64, orderIDs []int64, from, to ti
 const maxLinesPerPage = 100_000
 
 func (s *dataServer) ListOrders(ctx context.Context, req *basicv1.ListOrdersRequest) (*basicv1.ListOrdersResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -40,8 +40,6 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
-	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
@@ -123,13 +121,4 @@ func retries(n int) int {
 		return -1
 	}
 	return n
-}
-
-// caller returns the verified identity (the interceptor guarantees one on non-public RPCs).
-func caller(ctx context.Context) (*authn.Identity, error) {
-	id := authn.FromContext(ctx)
-	if id == nil {
-		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
-	}
-	return id, nil
 }

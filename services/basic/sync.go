@@ -11,6 +11,7 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/services/basic/partners"
 )
 
@@ -45,7 +46,7 @@ const analyzeAfter = 1000
 const maxSyncPages = 5000
 
 func (s *goodsServer) SyncFromPlatform(ctx context.Context, req *basicv1.SyncFromPlatformRequest) (*basicv1.SyncFromPlatformResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -528,7 +529,7 @@ func upsertSKUs(ctx context.Context, tx pgx.Tx, tenantID int64, skus []skuRecord
 }
 
 func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.SyncSkuFromPartnerARequest) (*basicv1.SyncSkuFromPartnerAResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

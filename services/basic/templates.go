@@ -10,6 +10,7 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // Link-analysis templates: a name, a description, an optional shop, the ordered goods and
@@ -225,7 +226,7 @@ func (s *store) listTemplates(ctx context.Context, tenantID int64, shopID *int64
 // Handlers.
 
 func (s *goodsServer) CreateLinkTemplate(ctx context.Context, req *basicv1.CreateLinkTemplateRequest) (*basicv1.CreateLinkTemplateResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +241,7 @@ func (s *goodsServer) CreateLinkTemplate(ctx context.Context, req *basicv1.Creat
 }
 
 func (s *goodsServer) SortLinkTemplates(ctx context.Context, req *basicv1.SortLinkTemplatesRequest) (*basicv1.SortLinkTemplatesResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +258,7 @@ func (s *goodsServer) SortLinkTemplates(ctx context.Context, req *basicv1.SortLi
 }
 
 func (s *goodsServer) UpdateLinkTemplate(ctx context.Context, req *basicv1.UpdateLinkTemplateRequest) (*basicv1.UpdateLinkTemplateResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +273,7 @@ func (s *goodsServer) UpdateLinkTemplate(ctx context.Context, req *basicv1.Updat
 }
 
 func (s *goodsServer) ListLinkTemplates(ctx context.Context, req *basicv1.ListLinkTemplatesRequest) (*basicv1.ListLinkTemplatesResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

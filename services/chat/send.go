@@ -89,9 +89,9 @@ type exchangeRequest struct {
 // header is sent, failures are error events.
 func (x *exchanges) run(ctx context.Context, req exchangeRequest, sendHeader func(metadata.MD) error,
 	send func(*chatv2.SendMessageResponse) error) error {
-	id := authn.FromContext(ctx)
-	if id == nil {
-		return apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	id, err := authn.Caller(ctx)
+	if err != nil {
+		return err
 	}
 	text := strings.TrimSpace(req.message)
 	switch {
