@@ -32,7 +32,7 @@ var migrationFiles embed.FS
 // Service describes the analysis service to the binary.
 func Service() service.Def {
 	sub, _ := fs.Sub(migrationFiles, "migrations")
-	st := &state{}
+	st := &registration{}
 	return service.Def{
 		Name:       "analysis",
 		Migrations: &postgres.Migrations{Service: "analysis", FS: sub},
@@ -42,13 +42,13 @@ func Service() service.Def {
 	}
 }
 
-// state is what Register builds and Seed uses.
-type state struct {
+// registration is what Register builds and Seed uses.
+type registration struct {
 	store   warehouse.Store
 	metrics *metrics
 }
 
-func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
+func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 	store, err := warehouse.Open(ctx, deps.Config.Analytics.URL, deps.DB, deps.Logger)
 	if err != nil {
 		return fmt.Errorf("analytical store: %w", err)

@@ -14,14 +14,14 @@ import (
 // goodsServer is GoodsService: the 17 goods-management endpoints.
 type goodsServer struct {
 	basicv1.UnimplementedGoodsServiceServer
-	c *core
+	c *handlerDeps
 }
 
-// after pushes the tenant's queued changes to the analytical store once a write has
+// pushToAnalytics pushes the tenant's queued changes to the analytical store once a write has
 // committed (see outbox.go). When the push does not finish within the wait, the answer
 // still reports success (the change is committed) with the header x-shopmind-sync:
 // pending, and the push completes in the background.
-func (c *core) after(ctx context.Context, tenantID int64) {
+func (c *handlerDeps) pushToAnalytics(ctx context.Context, tenantID int64) {
 	if !c.outbox.push(ctx, tenantID) {
 		_ = grpc.SetHeader(ctx, metadata.Pairs(syncHeader, "pending"))
 	}
@@ -31,8 +31,8 @@ func (c *core) after(ctx context.Context, tenantID int64) {
 // reached the analytical store yet.
 const syncHeader = "x-shopmind-sync"
 
-// goodsOut reads a goods for a response (404 when gone).
-func (c *core) goodsOut(ctx context.Context, tenantID, id int64) (*basicv1.Goods, error) {
+// goodsResponse reads a goods for a response (404 when gone).
+func (c *handlerDeps) goodsResponse(ctx context.Context, tenantID, id int64) (*basicv1.Goods, error) {
 	g, err := c.store.goods(ctx, c.pool, tenantID, id)
 	if err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (s *goodsServer) CreateGoods(ctx context.Context, req *basicv1.CreateGoodsR
 	if err != nil {
 		return nil, err
 	}
-	s.c.after(ctx, id.TenantID)
+	s.c.pushToAnalytics(ctx, id.TenantID)
 	return &basicv1.CreateGoodsResponse{Goods: goodsPB(created)}, nil
 }
 
@@ -99,7 +99,7 @@ func (s *goodsServer) DeleteGoods(ctx context.Context, req *basicv1.DeleteGoodsR
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.DeleteGoodsResponse{Deleted: n}, nil
 }
@@ -119,7 +119,7 @@ func (s *goodsServer) BatchUpdateGoods(ctx context.Context, req *basicv1.BatchUp
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.BatchUpdateGoodsResponse{Updated: n}, nil
 }
@@ -134,7 +134,7 @@ func (s *goodsServer) SetGoodsVirtual(ctx context.Context, req *basicv1.SetGoods
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.SetGoodsVirtualResponse{Updated: n}, nil
 }
@@ -158,7 +158,7 @@ func (s *goodsServer) UpdateGoods(ctx context.Context, req *basicv1.UpdateGoodsR
 	if err != nil {
 		return nil, err
 	}
-	s.c.after(ctx, id.TenantID)
+	s.c.pushToAnalytics(ctx, id.TenantID)
 	return &basicv1.UpdateGoodsResponse{Goods: goodsPB(updated)}, nil
 }
 
@@ -187,7 +187,7 @@ func (s *goodsServer) GetGoods(ctx context.Context, req *basicv1.GetGoodsRequest
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.c.goodsOut(ctx, id.TenantID, req.GetId())
+	out, err := s.c.goodsResponse(ctx, id.TenantID, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (s *goodsServer) GetGoodsDetail(ctx context.Context, req *basicv1.GetGoodsD
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.c.goodsOut(ctx, id.TenantID, req.GetId())
+	out, err := s.c.goodsResponse(ctx, id.TenantID, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.Import
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	resp := &basicv1.ImportItemNumbersResponse{Imported: n, Errors: []*basicv1.ImportError{}}
 	for _, e := range errs {
@@ -244,7 +244,7 @@ func (s *goodsServer) BatchUpdateGoodsByShop(ctx context.Context, req *basicv1.B
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.BatchUpdateGoodsByShopResponse{Updated: n}, nil
 }

@@ -13,7 +13,7 @@ import (
 // dataServer is BasicDataService: the listings of orders, goods, categories and shops.
 type dataServer struct {
 	basicv1.UnimplementedBasicDataServiceServer
-	c *core
+	c *handlerDeps
 }
 
 func (s *dataServer) ListGoods(ctx context.Context, req *basicv1.ListGoodsRequest) (*basicv1.ListGoodsResponse, error) {

@@ -72,7 +72,7 @@ func (s *dataServer) ListOrders(ctx context.Context, req *basicv1.ListOrdersRequ
 }
 
 // listOrders runs the listing against the analytical store and completes it from basic.
-func (c *core) listOrders(ctx context.Context, tenantID int64, f orderFilter, sk sortKey, p page) ([]*basicv1.Order, int64, error) {
+func (c *handlerDeps) listOrders(ctx context.Context, tenantID int64, f orderFilter, sk sortKey, p page) ([]*basicv1.Order, int64, error) {
 	dialect := c.wh.Dialect()
 	q := buildOrdersSQL(dialect, tenantID, f, sk, p)
 	opts := warehouse.QueryOptions{Timeout: c.queryTimeout}
@@ -146,7 +146,7 @@ func (c *core) listOrders(ctx context.Context, tenantID int64, f orderFilter, sk
 
 // completeOrders fills shop names and line details from schema basic. A line whose goods
 // (or SKU) is unknown to basic gets goods_id (sku_id) 0, as the contract says.
-func (c *core) completeOrders(ctx context.Context, tenantID int64, orders []*basicv1.Order, shopIDs map[int64]bool, goodsIDs, skuIDs []int64) error {
+func (c *handlerDeps) completeOrders(ctx context.Context, tenantID int64, orders []*basicv1.Order, shopIDs map[int64]bool, goodsIDs, skuIDs []int64) error {
 	shops := make([]int64, 0, len(shopIDs))
 	for id := range shopIDs {
 		shops = append(shops, id)

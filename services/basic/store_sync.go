@@ -78,7 +78,7 @@ func touchGoods(ctx context.Context, tx pgx.Tx, tenantID int64, ids []int64) err
 
 // loadExisting reads (and locks, in id order) the shop's goods with the given platform
 // ids, and their SKUs.
-func (c *core) loadExisting(ctx context.Context, tx pgx.Tx, tenantID, shopID int64, platformIDs []string) (map[string]*existingGoods, error) {
+func (c *handlerDeps) loadExisting(ctx context.Context, tx pgx.Tx, tenantID, shopID int64, platformIDs []string) (map[string]*existingGoods, error) {
 	rows, err := tx.Query(ctx, `SELECT id, platform_goods_id, name, item_no, status, image_url, price::float8, cost::float8, category_id
 		FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2 AND platform_goods_id <> '' AND platform_goods_id = ANY($3) ORDER BY id FOR UPDATE`, tenantID, shopID, platformIDs)
 	if err != nil {

@@ -69,7 +69,7 @@ func (s *goodsServer) SyncFromPlatform(ctx context.Context, req *basicv1.SyncFro
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.SyncTimeout)
 	defer cancel()
 	res, err := s.c.syncShop(ctx, id.TenantID, sh)
-	s.c.after(ctx, id.TenantID) // what was written before a failure is pushed too
+	s.c.pushToAnalytics(ctx, id.TenantID) // what was written before a failure is pushed too
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, apperr.New(apperr.KindTimeout, "sync of shop %d exceeded its time limit of %s (pages already synced were kept)", sh.ID, s.c.cfg.SyncTimeout)
@@ -89,7 +89,7 @@ const (
 )
 
 // syncShop runs the page loop of a platform sync.
-func (c *core) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (syncCounts, error) {
+func (c *handlerDeps) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (syncCounts, error) {
 	outcome := map[string]int{}
 	cats := newCategoryCache()
 	seen := map[string]bool{}
@@ -227,7 +227,7 @@ func sameSKU(a, b skuRecord) bool {
 }
 
 // applyPage writes one page of platform goods in one transaction.
-func (c *core) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, items []partners.PlatformGoods, cats *categoryCache, outcome map[string]int) error {
+func (c *handlerDeps) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, items []partners.PlatformGoods, cats *categoryCache, outcome map[string]int) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -451,6 +451,6 @@ func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.Sync
 	if err != nil {
 		return nil, err
 	}
-	s.c.after(ctx, id.TenantID)
+	s.c.pushToAnalytics(ctx, id.TenantID)
 	return &res, nil
 }
