@@ -98,7 +98,7 @@ type Gateway struct {
 }
 
 // New builds the gateway: one grpc-gateway mux per environment with every backend's routes,
-// and the edge chain of ARCHITECTURE.md section 4: request id -> access log and metrics ->
+// and the edge chain EDGE.md describes: request id -> access log and metrics ->
 // (panic guard, body limit) -> CORS -> WAF -> rate limit -> environment routing, path
 // rewrite and version negotiation -> authentication -> the environment's mux or a partner
 // proxy. Health, readiness and metrics sit before CORS and are never rate limited. The
