@@ -5,11 +5,9 @@ import (
 	"time"
 )
 
+// d is the UTC day written s (YYYY-MM-DD).
 func d(s string) time.Time {
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		panic(err)
-	}
+	t, _ := mustDate(s[0:4], s[5:7], s[8:10])
 	return t
 }
 
