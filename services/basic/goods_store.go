@@ -52,8 +52,13 @@ func (s *store) goods(ctx context.Context, q querier, tenantID, id int64) (*good
 
 // skus are a goods' SKUs by id.
 func (s *store) skus(ctx context.Context, q querier, tenantID, goodsID int64) ([]skuRecord, error) {
-	rows, err := q.Query(ctx, `SELECT id, goods_id, platform_sku_id, spec, price::float8, stock, item_no FROM basic.skus
-		WHERE tenant_id = $1 AND goods_id = $2 ORDER BY id`, tenantID, goodsID)
+	return selectSKUs(ctx, q, "tenant_id = $1 AND goods_id = $2 ORDER BY id", tenantID, goodsID)
+}
+
+// selectSKUs reads the SKUs that match where (a condition on basic.skus, with its order).
+// It is the one scan of an SKU row.
+func selectSKUs(ctx context.Context, q querier, where string, args ...any) ([]skuRecord, error) {
+	rows, err := q.Query(ctx, "SELECT id, goods_id, platform_sku_id, spec, price::float8, stock, item_no FROM basic.skus WHERE "+where, args...)
 	if err != nil {
 		return nil, err
 	}
