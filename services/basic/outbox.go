@@ -257,8 +257,13 @@ func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 		for i, q := range items {
 			kinds[i], keys[i], seqs[i] = q.kind, q.id, q.seq
 		}
-		_, err = tx.Exec(ctx, `DELETE FROM basic.warehouse_outbox o USING unnest($2::text[], $3::bigint[], $4::bigint[]) AS d(kind, id, seq)
-			WHERE o.tenant_id = $1 AND o.kind = d.kind AND o.id = d.id AND o.seq = d.seq`, tenantID, kinds, keys, seqs)
+		// Rows a write holds locked are skipped, never waited for (a write touching several
+		// keys in several statements could otherwise deadlock with this delete); the write
+		// gives them a new seq, so they stay queued for the next push.
+		_, err = tx.Exec(ctx, `DELETE FROM basic.warehouse_outbox o WHERE (o.tenant_id, o.kind, o.id) IN (
+			SELECT q.tenant_id, q.kind, q.id FROM basic.warehouse_outbox q
+			JOIN unnest($2::text[], $3::bigint[], $4::bigint[]) AS d(kind, id, seq) ON q.kind = d.kind AND q.id = d.id AND q.seq = d.seq
+			WHERE q.tenant_id = $1 FOR UPDATE OF q SKIP LOCKED)`, tenantID, kinds, keys, seqs)
 		return err
 	})
 	return n, err

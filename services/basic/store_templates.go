@@ -195,10 +195,20 @@ func (s *store) updateTemplate(ctx context.Context, tenantID, id int64, in *basi
 	return out, err
 }
 
+// sortTemplates sets the sort order of the tenant's templates among ids. The rows are locked
+// in id order first, so two concurrent sorts wait for each other instead of deadlocking.
 func (s *store) sortTemplates(ctx context.Context, tenantID int64, ids []int64, orders []int32) (int32, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE basic.link_templates t SET sort_order = v.sort_order, updated_at = now()
-		FROM unnest($2::bigint[], $3::int[]) AS v(id, sort_order) WHERE t.tenant_id = $1 AND t.id = v.id`, tenantID, ids, orders)
-	return int32(tag.RowsAffected()), err
+	var n int32
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT id FROM basic.link_templates WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE", tenantID, ids); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE basic.link_templates t SET sort_order = v.sort_order, updated_at = now()
+			FROM unnest($2::bigint[], $3::int[]) AS v(id, sort_order) WHERE t.tenant_id = $1 AND t.id = v.id`, tenantID, ids, orders)
+		n = int32(tag.RowsAffected())
+		return err
+	})
+	return n, err
 }
 
 func (s *store) listTemplates(ctx context.Context, tenantID int64, shopID *int64, name string, p page) ([]*templateRecord, int64, error) {
