@@ -12,7 +12,7 @@ BREAKING_AGAINST ?= main
 TEST_FLAGS ?=
 BENCH ?= .
 
-.PHONY: all build run run-tls test bench fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean
+.PHONY: all build run run-tls test test-short bench fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean
 
 all: build
 
@@ -90,6 +90,11 @@ run-tls: build
 
 test: deps
 	go test -count=1 $(TEST_FLAGS) ./...
+
+# The unit tier: no database, no external server, no platform (helpers needing one skip
+# under -short, see internal/testutil/tier); needs no `make deps`.
+test-short:
+	go test -short -count=1 $(TEST_FLAGS) ./...
 
 # SHOPMIND_BENCH_ORDERS sizes the analytics benchmark (10 million orders, loaded once into
 # database shopmind_bench_analytics and ClickHouse database shopmind_bench, kept for later runs).

@@ -23,6 +23,7 @@ import (
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 	"github.com/shopmind/shopmind/services"
 )
 
@@ -54,6 +55,7 @@ type Option func(*config.Config)
 // Start runs the platform on a fresh database until the test ends.
 func Start(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	sets := []postgres.Migrations{authn.Migrations()}
 	for _, d := range services.All() {
 		if d.Migrations != nil {
@@ -66,6 +68,7 @@ func Start(t testing.TB, opts ...Option) *Stack {
 // StartOn runs the platform on an existing test database (for example to restart it).
 func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	return StartTargets(t, db, app.TargetAll, opts...)
 }
 
@@ -73,6 +76,7 @@ func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
 // the place of the services of the same name (a test's own agent in the chat service, say).
 func StartWith(t testing.TB, replace []service.Def, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	defs := services.All()
 	for i, d := range defs {
 		for _, r := range replace {
@@ -94,6 +98,7 @@ func StartWith(t testing.TB, replace []service.Def, opts ...Option) *Stack {
 // BaseURL is empty without the gateway, Conn nil without a gRPC server.
 func StartTargets(t testing.TB, db *pgtest.Database, targets string, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	return startDefs(t, db, targets, services.All(), opts...)
 }
 
