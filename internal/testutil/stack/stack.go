@@ -26,6 +26,7 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -324,3 +325,35 @@ func (s *Stack) Admin(t testing.TB) Tokens { return s.Login(t, "demo", "admin", 
 
 // Bearer is the header pair for Do.
 func Bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
+
+// Unimplemented checks the contract of a service whose issue has not landed: calls holds,
+// by method name, one call of every method of desc (through the typed client, with a
+// request that passes validation), and each must answer codes.Unimplemented with a message
+// naming the full method ("not implemented: /pkg.Service/Method").
+func Unimplemented(t *testing.T, desc grpc.ServiceDesc, calls map[string]func() error) {
+	t.Helper()
+	var methods []string
+	for _, m := range desc.Methods {
+		methods = append(methods, m.MethodName)
+	}
+	for _, m := range desc.Streams {
+		methods = append(methods, m.StreamName)
+	}
+	for _, m := range methods {
+		call, ok := calls[m]
+		if !ok {
+			t.Errorf("%s/%s: no call in the test", desc.ServiceName, m)
+			continue
+		}
+		st := status.Convert(call())
+		want := "not implemented: /" + desc.ServiceName + "/" + m
+		if st.Code() != codes.Unimplemented || !strings.Contains(st.Message(), want) {
+			t.Errorf("%s: want Unimplemented %q, got %v %q", m, want, st.Code(), st.Message())
+		}
+	}
+	for m := range calls {
+		if !slices.Contains(methods, m) {
+			t.Errorf("%s has no method %s", desc.ServiceName, m)
+		}
+	}
+}
