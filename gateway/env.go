@@ -70,14 +70,14 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 			h := strings.ToLower(strings.TrimSpace(values[0]))
 			switch {
 			case len(values) > 1:
-				g.env.writeKind(w, r, apperr.KindInvalid, "X-Env: give the header once")
+				g.envelopes.writeKind(w, r, apperr.KindInvalid, "X-Env: give the header once")
 				return
-			case g.envs[h] == nil:
-				g.env.writeKind(w, r, apperr.KindInvalid, fmt.Sprintf("X-Env: unknown environment %q (known: %s)",
+			case g.environments[h] == nil:
+				g.envelopes.writeKind(w, r, apperr.KindInvalid, fmt.Sprintf("X-Env: unknown environment %q (known: %s)",
 					values[0], strings.Join(g.envOrder, ", ")))
 				return
 			case env != "" && h != env:
-				g.env.writeKind(w, r, apperr.KindInvalid, fmt.Sprintf("X-Env: %q conflicts with the URL prefix /%s", h, env))
+				g.envelopes.writeKind(w, r, apperr.KindInvalid, fmt.Sprintf("X-Env: %q conflicts with the URL prefix /%s", h, env))
 				return
 			}
 			env = h
@@ -98,7 +98,7 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 			r.Header = r.Header.Clone()
 			r.Header.Del(EnvHeader)
 		}
-		if !g.negotiateVersion(w, r, g.envs[env].mux) {
+		if !g.negotiateVersion(w, r, g.environments[env].mux) {
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -84,10 +84,10 @@ var forwardedHeaders = map[string]string{
 // Gateway is the HTTP handler of the edge.
 type Gateway struct {
 	opts            Options
-	env             envelopeWriter
+	envelopes       envelopeWriter
 	handler         http.Handler
 	metrics         *httpMetrics
-	envs            map[string]*environment
+	environments    map[string]*environment
 	envOrder        []string
 	trusted         []netip.Prefix
 	limiter         *rateLimiter
@@ -98,7 +98,7 @@ type Gateway struct {
 }
 
 // New builds the gateway: one grpc-gateway mux per environment with every backend's routes,
-// and the edge chain of ARCHITECTURE.md section 4: request id -> access log and metrics ->
+// and the edge chain EDGE.md describes: request id -> access log and metrics ->
 // (panic guard, body limit) -> CORS -> WAF -> rate limit -> environment routing, path
 // rewrite and version negotiation -> authentication -> the environment's mux or a partner
 // proxy. Health, readiness and metrics sit before CORS and are never rate limited. The
@@ -111,13 +111,13 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	edge := opts.Edge
-	g := &Gateway{opts: opts, env: envelopeWriter{always200: opts.AlwaysHTTP200},
+	g := &Gateway{opts: opts, envelopes: envelopeWriter{always200: opts.AlwaysHTTP200},
 		trusted: edge.TrustedProxies, upstreamTimeout: edge.UpstreamTimeout, streaming: streamingRoutes()}
 	if g.upstreamTimeout <= 0 {
 		g.upstreamTimeout = config.DefaultUpstreamTimeout
 	}
 	g.metrics = newHTTPMetrics(opts.Registry)
-	g.envs = map[string]*environment{}
+	g.environments = map[string]*environment{}
 	for _, name := range edge.EnvironmentNames() {
 		backends := opts.Backends
 		if b, ok := opts.EnvBackends[name]; ok && name != config.DefaultEnvironment {
@@ -132,10 +132,10 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		if err := g.registerStreams(e); err != nil { // the SSE bridge (sse.go)
 			return nil, fmt.Errorf("environment %s, streams: %w", name, err)
 		}
-		g.envs[name] = e
+		g.environments[name] = e
 		g.envOrder = append(g.envOrder, name)
 	}
-	if g.envs[config.DefaultEnvironment] == nil {
+	if g.environments[config.DefaultEnvironment] == nil {
 		return nil, fmt.Errorf("environments %v lack %s", g.envOrder, config.DefaultEnvironment)
 	}
 	if edge.RateLimitRPS > 0 {
@@ -149,7 +149,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		g.limiter = newRateLimiter(edge.RateLimitRPS, burst, maxKeys)
 		go g.limiter.run(ctx)
 	}
-	g.partners = newPartnerProxies(edge, g.env, opts.Logger)
+	g.partners = newPartnerProxies(edge, g.envelopes, opts.Logger)
 	if corsWildcardWithCredentials(edge) {
 		opts.Logger.Warn("SHOPMIND_CORS_ALLOWED_ORIGINS is * with credentials allowed: every web site can make credentialed requests; list the origins instead")
 	}
@@ -202,8 +202,8 @@ var answeredHeaders = map[string]string{
 func (g *Gateway) newMux(env string) *runtime.ServeMux {
 	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, newEnvelopeMarshaler()),
-		runtime.WithErrorHandler(g.env.errorHandler),
-		runtime.WithRoutingErrorHandler(g.env.routingErrorHandler),
+		runtime.WithErrorHandler(g.envelopes.errorHandler),
+		runtime.WithRoutingErrorHandler(g.envelopes.routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(func(key string) (string, bool) {
 			v, ok := forwardedHeaders[key]
 			return v, ok
@@ -227,7 +227,7 @@ func (g *Gateway) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if g.opts.MaxBodyBytes > 0 {
 			if r.ContentLength > g.opts.MaxBodyBytes {
-				g.env.writeKind(w, r, apperr.KindTooLarge, "request body too large")
+				g.envelopes.writeKind(w, r, apperr.KindTooLarge, "request body too large")
 				return
 			}
 			if r.Body != nil {
@@ -249,7 +249,7 @@ func (g *Gateway) dispatch(w http.ResponseWriter, r *http.Request) {
 		// carries printable ASCII only (a client's raw bytes would fail the call).
 		info.backendPath = r.URL.EscapedPath()
 	}
-	g.envs[EnvironmentFrom(r.Context())].mux.ServeHTTP(w, r)
+	g.environments[EnvironmentFrom(r.Context())].mux.ServeHTTP(w, r)
 }
 
 func (g *Gateway) recoverPanics(next http.Handler) http.Handler {
@@ -260,7 +260,7 @@ func (g *Gateway) recoverPanics(next http.Handler) http.Handler {
 					panic(p)
 				}
 				g.opts.Logger.ErrorContext(r.Context(), "panic in gateway", "panic", p, "request_id", logging.RequestID(r.Context()))
-				g.env.writeKind(w, r, apperr.KindInternal, "internal server error")
+				g.envelopes.writeKind(w, r, apperr.KindInternal, "internal server error")
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -279,7 +279,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	checked := map[grpc.ClientConnInterface]bool{}
 	for _, name := range g.envOrder {
-		for _, b := range g.envs[name].backends {
+		for _, b := range g.environments[name].backends {
 			if checked[b.Conn] {
 				continue
 			}
@@ -290,7 +290,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 				if err != nil {
 					msg += ": " + err.Error()
 				}
-				g.env.write(w, r, apperr.Envelope{Code: 503, Message: msg})
+				g.envelopes.write(w, r, apperr.Envelope{Code: 503, Message: msg})
 				return
 			}
 		}

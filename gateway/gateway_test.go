@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -42,7 +43,7 @@ func (f *fakeNotify) ListCollected(ctx context.Context, req *notifyv1.ListCollec
 	case "busy":
 		return nil, &apperr.Error{Kind: apperr.KindTooManyRequests, Message: "slow down", RetryAfter: 3 * time.Second}
 	case "plain":
-		return nil, io.ErrUnexpectedEOF // an untyped error: must become a generic 500
+		return nil, errors.New("plain failure: disk quota exceeded") // an untyped error: must become a generic 500
 	case "slow":
 		time.Sleep(300 * time.Millisecond)
 	}
@@ -158,7 +159,7 @@ func TestErrorEnvelopes(t *testing.T) {
 			if status != c.status || env.Code != c.status || !strings.Contains(env.Message, c.message) || string(env.Data) != "null" {
 				t.Fatalf("want %d %q, got HTTP %d %s", c.status, c.message, status, raw)
 			}
-			if c.status == 500 && (strings.Contains(raw, "boom") || strings.Contains(raw, "unexpected EOF")) {
+			if c.status == 500 && (strings.Contains(raw, "boom") || strings.Contains(raw, "quota")) {
 				t.Fatalf("internal detail leaked: %s", raw)
 			}
 		})

@@ -27,15 +27,15 @@ var partnerStrippedHeaders = []string{"Authorization", "Cookie", "Proxy-Authoriz
 
 // partnerProxy forwards /api-<name>/<rest> to <base>/<rest> with httputil.ReverseProxy.
 type partnerProxy struct {
-	name    string
-	route   string
-	base    *url.URL
-	key     string
-	header  string
-	timeout time.Duration
-	proxy   *httputil.ReverseProxy
-	env     envelopeWriter
-	log     *slog.Logger
+	name      string
+	route     string
+	base      *url.URL
+	key       string
+	header    string
+	timeout   time.Duration
+	proxy     *httputil.ReverseProxy
+	envelopes envelopeWriter
+	log       *slog.Logger
 }
 
 type partnerPathKey struct{}
@@ -43,7 +43,7 @@ type partnerPathKey struct{}
 // errPartnerStatus marks a partner's 5xx answer.
 var errPartnerStatus = errors.New("partner answered with a server error")
 
-func newPartnerProxies(e config.EdgeConfig, env envelopeWriter, log *slog.Logger) map[string]*partnerProxy {
+func newPartnerProxies(e config.EdgeConfig, envelopes envelopeWriter, log *slog.Logger) map[string]*partnerProxy {
 	header := e.PartnerKeyHeader
 	if header == "" {
 		header = config.DefaultPartnerKeyHeader
@@ -64,7 +64,7 @@ func newPartnerProxies(e config.EdgeConfig, env envelopeWriter, log *slog.Logger
 	out := map[string]*partnerProxy{}
 	for _, p := range e.Partners {
 		pp := &partnerProxy{name: p.Name, route: partnerPrefix + p.Name + "/*", base: p.BaseURL, key: p.Key,
-			header: header, timeout: timeout, env: env, log: log}
+			header: header, timeout: timeout, envelopes: envelopes, log: log}
 		pp.proxy = &httputil.ReverseProxy{
 			Rewrite:        pp.rewrite,
 			Transport:      transport,
@@ -93,7 +93,7 @@ func (p *partnerProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rest, err := p.relativePath(r)
 	if err != nil {
-		p.env.writeKind(w, r, apperr.KindInvalid, "invalid partner path: "+err.Error())
+		p.envelopes.writeKind(w, r, apperr.KindInvalid, "invalid partner path: "+err.Error())
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
@@ -173,7 +173,7 @@ func (p *partnerProxy) modifyResponse(resp *http.Response) error {
 // envelope; the cause goes to the log only.
 func (p *partnerProxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(r.Context().Err(), context.Canceled) && !errors.Is(err, errPartnerStatus) {
-		p.env.writeKind(w, r, apperr.KindRequestTimeout, "request canceled")
+		p.envelopes.writeKind(w, r, apperr.KindRequestTimeout, "request canceled")
 		return
 	}
 	reason := "unavailable"
@@ -184,7 +184,7 @@ func (p *partnerProxy) errorHandler(w http.ResponseWriter, r *http.Request, err 
 		reason = "did not answer within " + p.timeout.String()
 	}
 	p.log.WarnContext(r.Context(), "partner failed", "partner", p.name, "error", err)
-	p.env.writeKind(w, r, apperr.KindUpstream, "partner "+p.name+" "+reason)
+	p.envelopes.writeKind(w, r, apperr.KindUpstream, "partner "+p.name+" "+reason)
 }
 
 func isTimeout(err error) bool {

@@ -274,7 +274,7 @@ func (g *Gateway) rateLimit(next http.Handler) http.Handler {
 		h.Set("RateLimit-Remaining", strconv.Itoa(d.remaining))
 		h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(d.reset)))
 		if !d.allowed {
-			g.env.write(w, r, apperr.Envelope{Code: apperr.EnvelopeCode(apperr.KindTooManyRequests),
+			g.envelopes.write(w, r, apperr.Envelope{Code: apperr.EnvelopeCode(apperr.KindTooManyRequests),
 				Message: "too many requests: retry later", RetryAfter: max(d.retryAfter, time.Second)})
 			return
 		}

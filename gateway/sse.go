@@ -83,9 +83,9 @@ func handleStream(g *Gateway, mux *runtime.ServeMux, conn grpc.ClientConnInterfa
 func serveStream(g *Gateway, mux *runtime.ServeMux, conn grpc.ClientConnInterface, st restapi.Stream, rt restapi.StreamRoute,
 	w http.ResponseWriter, r *http.Request) {
 	inbound, outbound := runtime.MarshalerForRequest(mux, r)
-	fail := func(err error) { g.env.errorHandler(r.Context(), mux, outbound, w, r, err) }
+	fail := func(err error) { g.envelopes.errorHandler(r.Context(), mux, outbound, w, r, err) }
 	if r.ContentLength > rt.MaxBody {
-		g.env.writeKind(w, r, apperr.KindTooLarge, rt.TooLarge)
+		g.envelopes.writeKind(w, r, apperr.KindTooLarge, rt.TooLarge)
 		return
 	}
 	req := st.NewRequest()
@@ -203,7 +203,7 @@ func collectReply(g *Gateway, st restapi.Stream, rt restapi.StreamRoute, c resta
 	}
 	reply, id, failed := c.Reply()
 	if failed != nil {
-		g.env.write(w, r, *failed)
+		g.envelopes.write(w, r, *failed)
 		return
 	}
 	body, err := outbound.Marshal(reply)

@@ -106,7 +106,7 @@ func (g *Gateway) negotiateVersion(w http.ResponseWriter, r *http.Request, mux *
 	if other {
 		return true
 	}
-	g.env.writeKind(w, r, apperr.KindNotAcceptable, fmt.Sprintf(
+	g.envelopes.writeKind(w, r, apperr.KindNotAcceptable, fmt.Sprintf(
 		"Accept: API version v%d is not available for %s %s (this path is v%d)", versions[0], r.Method, r.URL.Path, current))
 	return false
 }

@@ -1,6 +1,8 @@
-// Package app assembles the one binary: it resolves the requested targets through the
-// module map, opens and migrates the database, hosts the selected services on one gRPC
-// server, runs the gateway, and shuts everything down gracefully.
+// Package app assembles the one binary. Run reads as its steps: resolve the targets to
+// modules (modules.go: each module an init function and its dependencies), bind the ports,
+// init and start the modules in dependency order (database, auth, discovery, the gRPC
+// server, the services registering on it, serving, the gateway, the etcd registration),
+// wait, and stop them in the reverse order.
 package app
 
 import (
@@ -51,239 +53,418 @@ type Options struct {
 	OnReady func(Addrs)
 }
 
+// app is the state the modules share while the process runs; each module's init
+// function (modules.go) fills in its part.
+type app struct {
+	ctx      context.Context // Run's context: the start-up's work
+	cfg      *config.Config
+	log      *slog.Logger
+	opts     Options
+	modules  []string      // resolved, in start order
+	selected []service.Def // the hosted services, in start order
+	registry *prometheus.Registry
+	errc     chan error // a server that fails while serving
+
+	grpcLis, httpLis net.Listener
+	addrs            Addrs
+
+	pool        *pgxpool.Pool
+	tokens      *authn.Tokens
+	rev         *authn.Revocations
+	conns       *connCache
+	etcd        *clientv3.Client
+	grpcSrv     *grpcserver.Server
+	services    context.Context // the hosted services' background work, until the gRPC server has drained
+	auth        *authn.Authenticator
+	permissions *authn.CachedPermissions
+}
+
+func (a *app) has(m string) bool { return slices.Contains(a.modules, m) }
+
 // Run starts the targets and blocks until ctx ends, then shuts down gracefully.
 func Run(ctx context.Context, opts Options) error {
-	cfg, log := opts.Config, opts.Logger
+	a, err := newApp(ctx, opts) // resolve the targets
+	if err != nil {
+		return err
+	}
+	if err := a.listen(); err != nil { // bind the ports first
+		return err
+	}
+	defer a.closeListeners() // for failure paths; the servers close them otherwise
+	started, err := a.start()
+	if err != nil {
+		a.stop(started)
+		return err
+	}
+	a.log.Info("shopmind ready", "targets", opts.Targets, "modules", a.modules, "http", a.addrs.HTTP, "grpc", a.addrs.GRPC)
+	if opts.OnReady != nil {
+		opts.OnReady(a.addrs)
+	}
+	runErr := a.wait()
+	a.stop(started)
+	a.log.Info("shopmind stopped")
+	return runErr
+}
+
+// newApp resolves the targets to the modules to run and the services to host.
+func newApp(ctx context.Context, opts Options) (*app, error) {
 	names := make([]string, len(opts.Services))
 	for i, s := range opts.Services {
 		names[i] = s.Name
 	}
 	modules, err := Resolve(opts.Targets, names)
 	if err != nil {
+		return nil, err
+	}
+	a := &app{ctx: ctx, cfg: opts.Config, log: opts.Logger, opts: opts, modules: modules,
+		registry: prometheus.NewRegistry(), errc: make(chan error, 2), conns: &connCache{conns: map[string]*grpc.ClientConn{}}}
+	for _, m := range modules { // in start order
+		if i := slices.IndexFunc(opts.Services, func(s service.Def) bool { return s.Name == m }); i >= 0 {
+			a.selected = append(a.selected, opts.Services[i])
+		}
+	}
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if a.cfg.JWTSecretGenerated {
+		a.log.Warn("SHOPMIND_JWT_SECRET is not set: using a random secret for this process only; tokens die with it and replicas cannot verify each other's tokens. Set it before any real use.")
+	}
+	return a, nil
+}
+
+// listen binds the servers' ports: a port in use is the most common start failure, and it
+// should fail at once, naming the variable, before any database work.
+func (a *app) listen() (err error) {
+	if a.has(ModuleGRPCServer) {
+		if a.grpcLis, err = listen(a.cfg.GRPCAddr, "SHOPMIND_GRPC_ADDR"); err != nil {
+			return err
+		}
+		a.addrs.GRPC = a.grpcLis.Addr().String()
+	}
+	if a.has(TargetGateway) {
+		if a.httpLis, err = listen(a.cfg.HTTPAddr, "SHOPMIND_HTTP_ADDR"); err != nil {
+			a.closeListeners()
+			return err
+		}
+		a.addrs.HTTP = a.httpLis.Addr().String()
+	}
+	return nil
+}
+
+func (a *app) closeListeners() {
+	for _, l := range []net.Listener{a.grpcLis, a.httpLis} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
+
+// start inits and starts the modules in dependency order. It returns the modules to stop
+// (those started so far, and the one that failed to start), also on failure.
+func (a *app) start() ([]module, error) {
+	table := moduleTable(names(a.opts.Services))
+	var started []module
+	for _, name := range a.modules {
+		m, err := table[name].init(a)
+		if err != nil {
+			return started, err
+		}
+		started = append(started, m)
+		if err := m.Start(a.ctx); err != nil {
+			return started, err
+		}
+	}
+	return started, nil
+}
+
+// wait blocks until the context ends or a server fails.
+func (a *app) wait() error {
+	select {
+	case <-a.ctx.Done():
+		return nil
+	case err := <-a.errc:
+		a.log.Error("server failed", "error", err)
 		return err
 	}
-	has := func(m string) bool { return slices.Contains(modules, m) }
-	var selected []service.Def
-	for _, s := range opts.Services {
-		if has(s.Name) {
-			selected = append(selected, s)
-		}
-	}
-	if cfg.JWTSecretGenerated {
-		log.Warn("SHOPMIND_JWT_SECRET is not set: using a random secret for this process only; tokens die with it and replicas cannot verify each other's tokens. Set it before any real use.")
-	}
-	// Bind the ports first: a port in use is the most common start failure, and it should
-	// fail at once, naming the variable, before any database work.
-	var grpcLis, httpLis net.Listener
-	if has(ModuleGRPCServer) {
-		if grpcLis, err = listen(cfg.GRPCAddr, "SHOPMIND_GRPC_ADDR"); err != nil {
-			return err
-		}
-		defer grpcLis.Close() // for failure paths; Serve and Stop close it otherwise
-	}
-	if has(TargetGateway) {
-		if httpLis, err = listen(cfg.HTTPAddr, "SHOPMIND_HTTP_ADDR"); err != nil {
-			return err
-		}
-		defer httpLis.Close()
-	}
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
 
-	var pool *pgxpool.Pool
-	if has(ModuleDatabase) {
-		if pool, err = openDatabase(ctx, cfg, log, selected); err != nil {
+// stop stops the modules in the reverse order, bounded in time as a whole: the
+// registrations close first, the servers let in-flight requests finish, background work
+// ends, and the pool closes last.
+func (a *app) stop(started []module) {
+	ctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+	defer cancel()
+	for i := len(started) - 1; i >= 0; i-- {
+		_ = started[i].Stop(ctx) // each logs what it needs to
+	}
+}
+
+func names(defs []service.Def) []string {
+	out := make([]string, len(defs))
+	for i, d := range defs {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// initDatabase opens and migrates the platform database (the authentication tables and the
+// hosted services' schemas); the pool closes when the module stops.
+func initDatabase(a *app) (module, error) {
+	return hooks{
+		start: func(ctx context.Context) (err error) {
+			a.pool, err = openDatabase(ctx, a.cfg, a.log, a.selected)
 			return err
-		}
-		defer pool.Close()
-	}
-	// Background work (the revocation listener, the services' loops) runs until Run returns,
-	// after the servers have drained, and has stopped before the pool closes.
-	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
-
-	// One token verifier and one revocation list per process, shared by the gRPC services
-	// and the gateway; the list is loaded before anything serves.
-	tokens := authn.NewTokens(cfg.JWTSecret, cfg.Auth.AccessTTL, cfg.Auth.RefreshTTL)
-	rev := authn.NewRevocations(pool, log)
-	defer rev.Wait() // runs before pool.Close, after stopBackground
-	defer stopBackground()
-	if err := rev.Start(ctx, background); err != nil {
-		return fmt.Errorf("revocation list: %w", err)
-	}
-
-	var addrs Addrs
-	var grpcSrv *grpcserver.Server
-	conns := &connCache{conns: map[string]*grpc.ClientConn{}}
-	defer conns.closeAll()
-	var etcd *clientv3.Client
-	if cfg.Discovery.Enabled() {
-		if etcd, err = discovery.NewClient(cfg.Discovery); err != nil {
-			return fmt.Errorf("etcd: %w", err)
-		}
-		defer etcd.Close() // deferred before the registrations' Close, so it runs after them
-	}
-	// dialEnv connects to a target of an environment: our own listener for targets this
-	// process hosts, etcd round robin when discovery is on, static addresses otherwise.
-	dialEnv := func(env, target string) (grpc.ClientConnInterface, error) {
-		if etcd != nil && (!has(target) || env != config.DefaultEnvironment) {
-			dcfg := cfg.Discovery
-			if env != config.DefaultEnvironment {
-				dcfg.Env = env // another edge environment: its own key prefix
-			} // the default environment is this process's own, SHOPMIND_ETCD_ENV
-			return conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
-				return discovery.Dial(ctx, dcfg, etcd, target, log, inputcheck.DialOptions()...)
-			})
-		}
-		addr := cfg.EnvAddrOf(env, target)
-		if grpcLis != nil && (addr == cfg.GRPCAddr || has(target) && env == config.DefaultEnvironment) {
-			// A target this process hosts: loopback to our own listener, and unary calls
-			// in process (the same interceptor chain, no encoding or socket).
-			loopback, err := conns.get(grpcLis.Addr().String())
-			if err != nil || !cfg.InProcessCalls {
-				return loopback, err
+		},
+		stop: func(context.Context) error {
+			if a.pool != nil {
+				a.pool.Close()
 			}
-			return grpcSrv.InProcess(loopback), nil
-		}
-		return conns.get(addr)
+			return nil
+		},
+	}, nil
+}
+
+// initAuth builds the process's one token verifier and one revocation list, shared by the
+// gRPC services and the gateway; the list is loaded before anything serves, and its listener
+// (on its own connection) runs until the module stops, before the pool closes.
+func initAuth(a *app) (module, error) {
+	a.tokens = authn.NewTokens(a.cfg.JWTSecret, a.cfg.Auth.AccessTTL, a.cfg.Auth.RefreshTTL)
+	background, stopBackground := context.WithCancel(context.WithoutCancel(a.ctx))
+	return hooks{
+		start: func(ctx context.Context) error {
+			a.rev = authn.NewRevocations(a.pool, a.log)
+			if err := a.rev.Start(ctx, background); err != nil {
+				return fmt.Errorf("revocation list: %w", err)
+			}
+			return nil
+		},
+		stop: func(context.Context) error {
+			stopBackground()
+			if a.rev != nil {
+				a.rev.Wait()
+			}
+			return nil
+		},
+	}, nil
+}
+
+// initDiscovery connects to etcd when discovery is on; the connections to other targets
+// (a.dial) are opened on first use and closed when the module stops.
+func initDiscovery(a *app) (module, error) {
+	return hooks{
+		start: func(context.Context) (err error) {
+			if a.cfg.Discovery.Enabled() {
+				if a.etcd, err = discovery.NewClient(a.cfg.Discovery); err != nil {
+					return fmt.Errorf("etcd: %w", err)
+				}
+			}
+			return nil
+		},
+		stop: func(context.Context) error {
+			a.conns.closeAll()
+			if a.etcd != nil {
+				return a.etcd.Close()
+			}
+			return nil
+		},
+	}, nil
+}
+
+// initGRPCServer builds the gRPC server the hosted services register on, with the shared
+// authentication. The services' background work lives until the server stops, which
+// happens after it has drained (grpc-serve stops first).
+func initGRPCServer(a *app) (module, error) {
+	a.auth, a.permissions = newAuthenticator(a.cfg, a.tokens, a.rev, a.dial)
+	srv, err := grpcserver.New(grpcserver.Options{Logger: a.log, Registry: a.registry,
+		Unary: []grpc.UnaryServerInterceptor{a.auth.Unary}, Stream: []grpc.StreamServerInterceptor{a.auth.Stream}})
+	if err != nil {
+		return nil, err
 	}
-	dial := func(target string) (grpc.ClientConnInterface, error) {
-		return dialEnv(config.DefaultEnvironment, target)
-	}
-	if has(ModuleGRPCServer) {
-		addrs.GRPC = grpcLis.Addr().String()
-		auth, perms := newAuthenticator(cfg, tokens, rev, dial)
-		if grpcSrv, err = grpcserver.New(grpcserver.Options{Logger: log, Registry: registry,
-			Unary: []grpc.UnaryServerInterceptor{auth.Unary}, Stream: []grpc.StreamServerInterceptor{auth.Stream}}); err != nil {
-			return err
-		}
-		deps := service.Deps{Config: cfg, Logger: log, DB: pool, Dial: dial, Auth: auth, Permissions: perms}
-		for _, s := range selected {
-			if err := s.Register(background, grpcSrv, deps); err != nil {
+	a.grpcSrv = srv
+	var stopServices context.CancelFunc
+	a.services, stopServices = context.WithCancel(context.WithoutCancel(a.ctx))
+	return hooks{stop: func(context.Context) error { stopServices(); return nil }}, nil
+}
+
+// initService registers a hosted service on the gRPC server (its background work runs on
+// the server's services context) and seeds its demo data when asked to.
+func initService(name string) func(*app) (module, error) {
+	return func(a *app) (module, error) {
+		i := slices.IndexFunc(a.selected, func(s service.Def) bool { return s.Name == name })
+		s := a.selected[i]
+		return hooks{start: func(ctx context.Context) error {
+			deps := a.deps()
+			if err := s.Register(a.services, a.grpcSrv, deps); err != nil {
 				return fmt.Errorf("start %s: %w", s.Name, err)
 			}
-			if cfg.DemoData && s.Seed != nil {
+			if a.cfg.DemoData && s.Seed != nil {
 				if err := s.Seed(ctx, deps); err != nil {
 					return fmt.Errorf("demo data of %s: %w", s.Name, err)
 				}
 			}
-		}
-		grpcSrv.MarkServing()
+			return nil
+		}}, nil
 	}
+}
 
+// deps are what the hosted services receive.
+func (a *app) deps() service.Deps {
+	return service.Deps{Config: a.cfg, Logger: a.log, DB: a.pool, Dial: a.dial, Auth: a.auth, Permissions: a.permissions}
+}
+
+// initGRPCServe serves the gRPC server once every hosted service has registered; stopping
+// it lets in-flight calls finish, bounded by the shutdown timeout.
+func initGRPCServe(a *app) (module, error) {
+	return hooks{
+		start: func(context.Context) error {
+			a.grpcSrv.MarkServing()
+			go func() { a.errc <- a.grpcSrv.Serve(a.grpcLis) }()
+			return nil
+		},
+		stop: func(ctx context.Context) error {
+			a.grpcSrv.Stop(ctx)
+			return nil
+		},
+	}, nil
+}
+
+// initGateway builds the HTTP edge in front of every service that has REST routes (dialled
+// through a.dial, in process for the hosted ones) and serves it; stopping it lets in-flight
+// requests finish.
+func initGateway(a *app) (module, error) {
+	cfg := a.cfg
 	var httpSrv *http.Server
-	if has(TargetGateway) {
-		var backends []gateway.Backend
-		for _, s := range opts.Services {
-			if s.Gateway == nil {
-				continue
-			}
-			conn, err := dial(s.Name)
-			if err != nil {
-				return err
-			}
-			backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
-		}
-		// Every other environment gets its own connections, to its own addresses
-		// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
-		envBackends := map[string][]gateway.Backend{}
-		for _, env := range cfg.Edge.EnvironmentNames() {
-			if env == config.DefaultEnvironment {
-				continue
-			}
-			for _, s := range opts.Services {
+	return hooks{
+		start: func(ctx context.Context) error {
+			var backends []gateway.Backend
+			for _, s := range a.opts.Services {
 				if s.Gateway == nil {
 					continue
 				}
-				conn, err := dialEnv(env, s.Name)
+				conn, err := a.dial(s.Name)
 				if err != nil {
 					return err
 				}
-				envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
+				backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
 			}
-		}
-		var inspect func(*http.Request) waf.Verdict
-		if cfg.WAF.Enabled {
-			rules, err := crs.New(cfg.WAF, log)
+			// Every other environment gets its own connections, to its own addresses
+			// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
+			envBackends := map[string][]gateway.Backend{}
+			for _, env := range cfg.Edge.EnvironmentNames() {
+				if env == config.DefaultEnvironment {
+					continue
+				}
+				for _, s := range a.opts.Services {
+					if s.Gateway == nil {
+						continue
+					}
+					conn, err := a.dialEnv(env, s.Name)
+					if err != nil {
+						return err
+					}
+					envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
+				}
+			}
+			var inspect func(*http.Request) waf.Verdict
+			if cfg.WAF.Enabled {
+				rules, err := crs.New(cfg.WAF, a.log)
+				if err != nil {
+					return fmt.Errorf("waf: %w", err)
+				}
+				inspect = rules.Inspect
+			}
+			gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: a.log, Registry: a.registry, Backends: backends,
+				EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
+				Authenticate: newEdgeAuth(cfg, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
+				SSEKeepAlive: cfg.Chat.SSEKeepAlive})
 			if err != nil {
-				return fmt.Errorf("waf: %w", err)
+				return err
 			}
-			inspect = rules.Inspect
-		}
-		gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: log, Registry: registry, Backends: backends,
-			EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
-			Authenticate: newEdgeAuth(cfg, tokens, rev, dial).Middleware, Metadata: gateway.IdentityMetadata,
-			SSEKeepAlive: cfg.Chat.SSEKeepAlive})
-		if err != nil {
-			return err
-		}
-		httpSrv = &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
-		if err := gateway.ConfigureServer(httpSrv, cfg.Edge); err != nil { // HTTPS + HTTP/2 when configured
-			return err
-		}
-		addrs.HTTP = httpLis.Addr().String()
-	}
+			srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+			if err := gateway.ConfigureServer(srv, cfg.Edge); err != nil { // HTTPS + HTTP/2 when configured
+				return err
+			}
+			httpSrv = srv
+			go func() {
+				if err := gateway.Serve(srv, a.httpLis); !errors.Is(err, http.ErrServerClosed) {
+					a.errc <- err
+				}
+			}()
+			return nil
+		},
+		stop: func(ctx context.Context) error {
+			if httpSrv == nil {
+				return nil
+			}
+			if err := httpSrv.Shutdown(ctx); err != nil {
+				a.log.Warn("http shutdown", "error", err)
+			}
+			return nil
+		},
+	}, nil
+}
 
-	// Announce the hosted services in etcd once the listener is bound.
+// initRegistration announces the hosted services in etcd (when discovery is on) once they
+// serve; at shutdown the registrations close first, so that callers stop picking this
+// process while its in-flight calls finish.
+func initRegistration(a *app) (module, error) {
 	var regs []*discovery.Registration
-	defer func() { // failure paths; the normal path closes them first thing at shutdown
-		for _, reg := range regs {
-			_ = reg.Close(context.Background())
-		}
-	}()
-	if etcd != nil && grpcLis != nil {
-		adv, err := cfg.Discovery.Advertise(grpcLis.Addr().String())
-		if err != nil {
-			return err
-		}
-		for _, s := range selected {
-			reg, err := discovery.Register(ctx, cfg.Discovery, etcd, s.Name, adv, log)
+	return hooks{
+		start: func(ctx context.Context) error {
+			if a.etcd == nil || a.grpcLis == nil {
+				return nil
+			}
+			adv, err := a.cfg.Discovery.Advertise(a.grpcLis.Addr().String())
 			if err != nil {
-				return fmt.Errorf("register %s in etcd: %w", s.Name, err)
+				return err
 			}
-			regs = append(regs, reg)
-		}
-	}
-
-	errc := make(chan error, 2)
-	if grpcSrv != nil {
-		go func() { errc <- grpcSrv.Serve(grpcLis) }()
-	}
-	if httpSrv != nil {
-		go func() {
-			if err := gateway.Serve(httpSrv, httpLis); !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
+			for _, s := range a.selected {
+				reg, err := discovery.Register(ctx, a.cfg.Discovery, a.etcd, s.Name, adv, a.log)
+				if err != nil {
+					return fmt.Errorf("register %s in etcd: %w", s.Name, err)
+				}
+				regs = append(regs, reg)
 			}
-		}()
-	}
-	log.Info("shopmind ready", "targets", opts.Targets, "modules", modules, "http", addrs.HTTP, "grpc", addrs.GRPC)
-	if opts.OnReady != nil {
-		opts.OnReady(addrs)
-	}
+			return nil
+		},
+		stop: func(ctx context.Context) error {
+			for _, reg := range regs {
+				if err := reg.Close(ctx); err != nil {
+					a.log.Warn("etcd deregistration", "error", err)
+				}
+			}
+			return nil
+		},
+	}, nil
+}
 
-	var runErr error
-	select {
-	case <-ctx.Done():
-	case runErr = <-errc:
-		log.Error("server failed", "error", runErr)
+// dialEnv connects to a target of an environment: our own listener for targets this process
+// hosts, etcd round robin when discovery is on, static addresses otherwise.
+func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
+	cfg := a.cfg
+	if a.etcd != nil && (!a.has(target) || env != config.DefaultEnvironment) {
+		dcfg := cfg.Discovery
+		if env != config.DefaultEnvironment {
+			dcfg.Env = env // another edge environment: its own key prefix
+		} // the default environment is this process's own, SHOPMIND_ETCD_ENV
+		return a.conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
+			return discovery.Dial(a.ctx, dcfg, a.etcd, target, a.log, inputcheck.DialOptions()...)
+		})
 	}
-	// Graceful shutdown: stop accepting, let in-flight requests finish, bounded in time.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	for _, reg := range regs { // callers stop picking this process while in-flight calls finish
-		if err := reg.Close(shutdownCtx); err != nil {
-			log.Warn("etcd deregistration", "error", err)
+	addr := cfg.EnvAddrOf(env, target)
+	if a.grpcLis != nil && (addr == cfg.GRPCAddr || a.has(target) && env == config.DefaultEnvironment) {
+		// A target this process hosts: loopback to our own listener, and unary calls in
+		// process (the same interceptor chain, no encoding or socket).
+		loopback, err := a.conns.get(a.grpcLis.Addr().String())
+		if err != nil || !cfg.InProcessCalls {
+			return loopback, err
 		}
+		return a.grpcSrv.InProcess(loopback), nil
 	}
-	if httpSrv != nil {
-		if err := httpSrv.Shutdown(shutdownCtx); err != nil {
-			log.Warn("http shutdown", "error", err)
-		}
-	}
-	if grpcSrv != nil {
-		grpcSrv.Stop(shutdownCtx)
-	}
-	log.Info("shopmind stopped")
-	return runErr
+	return a.conns.get(addr)
+}
+
+// dial connects to a target of this process's environment.
+func (a *app) dial(target string) (grpc.ClientConnInterface, error) {
+	return a.dialEnv(config.DefaultEnvironment, target)
 }
 
 // listen binds addr; the error names the variable that sets it.

@@ -8,6 +8,8 @@ package authn
 import (
 	"context"
 	"slices"
+
+	"github.com/shopmind/shopmind/internal/apperr"
 )
 
 // Environments a token audience may name.
@@ -44,4 +46,15 @@ func WithIdentity(ctx context.Context, id *Identity) context.Context {
 func FromContext(ctx context.Context) *Identity {
 	id, _ := ctx.Value(identityKey{}).(*Identity)
 	return id
+}
+
+// Caller returns the verified identity of an RPC's caller, or a 401 (missing bearer token)
+// when ctx carries none. The interceptor guarantees one on non-public RPCs; handlers call
+// Caller rather than FromContext so that a missing identity is an answer, never a nil.
+func Caller(ctx context.Context) (*Identity, error) {
+	id := FromContext(ctx)
+	if id == nil {
+		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	}
+	return id, nil
 }

@@ -79,10 +79,12 @@ func (r *Revocations) Revoke(ctx context.Context, kind, id string, exp time.Time
 	if kind != KindToken && kind != KindFamily {
 		return fmt.Errorf("unknown revocation kind %q", kind)
 	}
-	r.apply(kind, id, exp)
 	if r.pool == nil {
+		r.apply(kind, id, exp)
 		return nil
 	}
+	// Applied here only once stored: a revocation that failed to store must fail the
+	// logout (the client retries), not look done to this process alone.
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -96,7 +98,11 @@ func (r *Revocations) Revoke(ctx context.Context, kind, id string, exp time.Time
 	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, payload); err != nil {
 		return err
 	}
-	return tx.Commit(ctx)
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	r.apply(kind, id, exp)
+	return nil
 }
 
 // Start loads the list and follows changes until run ends. It returns once the first load
@@ -179,6 +185,7 @@ func (r *Revocations) listenOnce(ctx context.Context, loaded func(), prune <-cha
 	for {
 		waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		n, err := conn.WaitForNotification(waitCtx)
+		idle := waitCtx.Err() != nil // read before cancel, which would make it always true
 		cancel()
 		select {
 		case <-prune:
@@ -189,7 +196,7 @@ func (r *Revocations) listenOnce(ctx context.Context, loaded func(), prune <-cha
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if waitCtx.Err() != nil { // idle timeout: keep listening
+			if idle { // idle timeout (pgx keeps the connection): keep listening
 				continue
 			}
 			return err

@@ -1,4 +1,5 @@
-// Package discovery is ShopMind's etcd service discovery (ARCHITECTURE.md section 3).
+// Package discovery is ShopMind's etcd service discovery (its settings, SHOPMIND_ETCD_*, are in
+// the configuration table of the README).
 //
 // In microservices mode every process that hosts gRPC services registers its address in
 // etcd, once per hosted target, under a lease (Register): the key is

@@ -2,8 +2,11 @@ package grpcserver
 
 import (
 	"errors"
+	"io"
+	"net"
 	"reflect"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -38,12 +41,16 @@ func databaseError(err error) *apperr.Error {
 		}
 		return nil
 	}
-	if errors.Is(err, pgconn.ErrConnClosed) || connectionFailure(err) {
+	var opErr *net.OpError
+	if errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &opErr) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || connectionFailure(err) {
 		return unavailable("the database is unavailable; retry shortly")
 	}
 	return nil
 }
 
+// An unexpected EOF, a reset or a network operation error is a connection that died under
+// a query (pgx returns the socket's error as it is when a read fails);
 // connectionFailure tells an error of pgx's connection layer (a failed connect or
 // authentication, a connection lost under a query) or of its pool (closed): every error
 // type of those packages other than PgError, which is the server's answer.
@@ -54,7 +61,7 @@ func connectionFailure(err error) bool {
 			t = t.Elem()
 		}
 		switch t.PkgPath() {
-		case "github.com/jackc/pgx/v5/pgconn", "github.com/jackc/puddle/v2":
+		case "github.com/jackc/pgx/v5/pgconn", "github.com/jackc/pgx/v5/pgproto3", "github.com/jackc/puddle/v2":
 			return true
 		}
 	}

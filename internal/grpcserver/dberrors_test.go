@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,11 +28,12 @@ func TestDatabaseErrorClasses(t *testing.T) {
 		{pg("08006"), apperr.KindUnavailable, true},
 		{pg("57P01"), apperr.KindUnavailable, true},
 		{pg("53300"), apperr.KindUnavailable, true},
-		{pg("23505"), 0, false},                                 // a unique violation the handler did not expect is a bug
-		{pg("42601"), 0, false},                                 // a syntax error is a bug
-		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), 0, false}, // not from the database
+		{pg("23505"), 0, false},                                                     // a unique violation the handler did not expect is a bug
+		{pg("42601"), 0, false},                                                     // a syntax error is a bug
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), apperr.KindUnavailable, true}, // a connection died mid-message
 		{fmt.Errorf("query: %w", pgconn.ErrConnClosed), apperr.KindUnavailable, true},
 		{fmt.Errorf("connect: %w", &pgconn.ConnectError{}), apperr.KindUnavailable, true},
+		{fmt.Errorf("exec: %w", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), apperr.KindUnavailable, true},
 		{errors.New("something else"), 0, false},
 	}
 	for _, c := range cases {

@@ -135,11 +135,10 @@ func conditionOf(c *analysisv1.Condition) semantic.Condition {
 
 // validate checks a definition against the catalog and the tenant's other live metrics
 // (formula references, dependency ids, cycles).
-func (s *metrics) validate(ctx context.Context, m *metricRecord, others map[int64]*metricRecord) error {
-	cat, err := s.catalog(ctx)
-	if err != nil {
-		return err
-	}
+// validate checks a definition against the store's catalog and the tenant's other metrics.
+// The catalog is read before the write's transaction begins: reading it may take a second
+// connection, which a transaction holding the tenant lock must never wait for.
+func (s *metrics) validate(cat *catalog.Catalog, m *metricRecord, others map[int64]*metricRecord) error {
 	byName := map[string]*semantic.Metric{}
 	byID := map[int64]*semantic.Metric{}
 	for id, o := range others {
@@ -168,9 +167,13 @@ func lockTenant(ctx context.Context, tx pgx.Tx, tenantID int64) error {
 func (s *metrics) create(ctx context.Context, tenantID int64, in *analysisv1.Metric) (*metricRecord, error) {
 	m := &metricRecord{Name: in.GetName(), DisplayName: in.GetDisplayName(), Desc: in.GetDescription(), Group: in.GetGroup(),
 		Type: in.GetType(), Config: in.GetConfig(), Synonyms: in.GetSynonyms()}
+	cat, err := s.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var id int64
 	var out *metricRecord
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return err
 		}
@@ -178,7 +181,7 @@ func (s *metrics) create(ctx context.Context, tenantID int64, in *analysisv1.Met
 		if err != nil {
 			return err
 		}
-		if err := s.validate(ctx, m, others); err != nil {
+		if err := s.validate(cat, m, others); err != nil {
 			return err
 		}
 		raw, err := protojson.Marshal(m.Config)
@@ -243,8 +246,12 @@ func dependents(ctx context.Context, q querier, tenantID, id int64) ([]string, e
 }
 
 func (s *metrics) update(ctx context.Context, tenantID, id int64, in *analysisv1.Metric, mask []string) (*metricRecord, error) {
+	cat, err := s.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out *metricRecord
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := lockTenant(ctx, tx, tenantID); err != nil {
 			return err
 		}
@@ -284,7 +291,7 @@ func (s *metrics) update(ctx context.Context, tenantID, id int64, in *analysisv1
 				return apperr.New(apperr.KindRule, "metric %s is used by formula(s) %s: renaming it would break them", cur.Name, strings.Join(users, ", "))
 			}
 		}
-		if err := s.validate(ctx, &next, others); err != nil {
+		if err := s.validate(cat, &next, others); err != nil {
 			return err
 		}
 		raw, err := protojson.Marshal(next.Config)

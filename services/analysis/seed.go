@@ -42,7 +42,7 @@ func DemoMetrics() []*analysisv1.Metric {
 }
 
 // seed loads the demo tenant's orders and metrics once (SHOPMIND_DEMO_DATA).
-func (st *state) seed(ctx context.Context, deps service.Deps) error {
+func (st *registration) seed(ctx context.Context, deps service.Deps) error {
 	var tenantID int64
 	err := deps.DB.QueryRow(ctx, "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&tenantID)
 	if errors.Is(err, pgx.ErrNoRows) || err != nil {

@@ -32,7 +32,7 @@ var migrationFiles embed.FS
 // Service describes the analysis service to the binary.
 func Service() service.Def {
 	sub, _ := fs.Sub(migrationFiles, "migrations")
-	st := &state{}
+	st := &registration{}
 	return service.Def{
 		Name:       "analysis",
 		Migrations: &postgres.Migrations{Service: "analysis", FS: sub},
@@ -42,13 +42,13 @@ func Service() service.Def {
 	}
 }
 
-// state is what Register builds and Seed uses.
-type state struct {
+// registration is what Register builds and Seed uses.
+type registration struct {
 	store   warehouse.Store
 	metrics *metrics
 }
 
-func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
+func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 	store, err := warehouse.Open(ctx, deps.Config.Analytics.URL, deps.DB, deps.Logger)
 	if err != nil {
 		return fmt.Errorf("analytical store: %w", err)
@@ -65,14 +65,6 @@ func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps ser
 	return nil
 }
 
-func caller(ctx context.Context) (*authn.Identity, error) {
-	id := authn.FromContext(ctx)
-	if id == nil {
-		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
-	}
-	return id, nil
-}
-
 // metricServer is MetricService.
 type metricServer struct {
 	analysisv1.UnimplementedMetricServiceServer
@@ -85,7 +77,7 @@ func metricPB(m *metricRecord) *analysisv1.Metric {
 }
 
 func (s *metricServer) ListMetrics(ctx context.Context, req *analysisv1.ListMetricsRequest) (*analysisv1.ListMetricsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +89,7 @@ func (s *metricServer) ListMetrics(ctx context.Context, req *analysisv1.ListMetr
 }
 
 func (s *metricServer) CreateMetric(ctx context.Context, req *analysisv1.CreateMetricRequest) (*analysisv1.CreateMetricResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +101,7 @@ func (s *metricServer) CreateMetric(ctx context.Context, req *analysisv1.CreateM
 }
 
 func (s *metricServer) UpdateMetric(ctx context.Context, req *analysisv1.UpdateMetricRequest) (*analysisv1.UpdateMetricResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +113,7 @@ func (s *metricServer) UpdateMetric(ctx context.Context, req *analysisv1.UpdateM
 }
 
 func (s *metricServer) DeleteMetric(ctx context.Context, req *analysisv1.DeleteMetricRequest) (*analysisv1.DeleteMetricResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +157,7 @@ func (s *queryServer) dialect() semantic.Dialect {
 
 // compile resolves the requested metrics of the caller's tenant and compiles the query.
 func (s *queryServer) compile(ctx context.Context, req queryRequest, limit int) (*semantic.Compiled, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +284,7 @@ func (s *queryServer) PreviewQuery(ctx context.Context, req *analysisv1.PreviewQ
 }
 
 func (s *queryServer) GetCatalog(ctx context.Context, req *analysisv1.GetCatalogRequest) (*analysisv1.GetCatalogResponse, error) {
-	if _, err := caller(ctx); err != nil {
+	if _, err := authn.Caller(ctx); err != nil {
 		return nil, err
 	}
 	cat, err := s.metrics.catalog(ctx)

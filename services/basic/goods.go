@@ -8,19 +8,20 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // goodsServer is GoodsService: the 17 goods-management endpoints.
 type goodsServer struct {
 	basicv1.UnimplementedGoodsServiceServer
-	c *core
+	c *handlerDeps
 }
 
-// after pushes the tenant's queued changes to the analytical store once a write has
+// pushToAnalytics pushes the tenant's queued changes to the analytical store once a write has
 // committed (see outbox.go). When the push does not finish within the wait, the answer
 // still reports success (the change is committed) with the header x-shopmind-sync:
 // pending, and the push completes in the background.
-func (c *core) after(ctx context.Context, tenantID int64) {
+func (c *handlerDeps) pushToAnalytics(ctx context.Context, tenantID int64) {
 	if !c.outbox.push(ctx, tenantID) {
 		_ = grpc.SetHeader(ctx, metadata.Pairs(syncHeader, "pending"))
 	}
@@ -30,8 +31,8 @@ func (c *core) after(ctx context.Context, tenantID int64) {
 // reached the analytical store yet.
 const syncHeader = "x-shopmind-sync"
 
-// goodsOut reads a goods for a response (404 when gone).
-func (c *core) goodsOut(ctx context.Context, tenantID, id int64) (*basicv1.Goods, error) {
+// goodsResponse reads a goods for a response (404 when gone).
+func (c *handlerDeps) goodsResponse(ctx context.Context, tenantID, id int64) (*basicv1.Goods, error) {
 	g, err := c.store.goods(ctx, c.pool, tenantID, id)
 	if err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func (c *core) goodsOut(ctx context.Context, tenantID, id int64) (*basicv1.Goods
 }
 
 func (s *goodsServer) QueryGoods(ctx context.Context, req *basicv1.QueryGoodsRequest) (*basicv1.QueryGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (s *goodsServer) QueryGoods(ctx context.Context, req *basicv1.QueryGoodsReq
 }
 
 func (s *goodsServer) CreateGoods(ctx context.Context, req *basicv1.CreateGoodsRequest) (*basicv1.CreateGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +85,12 @@ func (s *goodsServer) CreateGoods(ctx context.Context, req *basicv1.CreateGoodsR
 	if err != nil {
 		return nil, err
 	}
-	s.c.after(ctx, id.TenantID)
+	s.c.pushToAnalytics(ctx, id.TenantID)
 	return &basicv1.CreateGoodsResponse{Goods: goodsPB(created)}, nil
 }
 
 func (s *goodsServer) DeleteGoods(ctx context.Context, req *basicv1.DeleteGoodsRequest) (*basicv1.DeleteGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,13 +99,13 @@ func (s *goodsServer) DeleteGoods(ctx context.Context, req *basicv1.DeleteGoodsR
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.DeleteGoodsResponse{Deleted: n}, nil
 }
 
 func (s *goodsServer) BatchUpdateGoods(ctx context.Context, req *basicv1.BatchUpdateGoodsRequest) (*basicv1.BatchUpdateGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -118,13 +119,13 @@ func (s *goodsServer) BatchUpdateGoods(ctx context.Context, req *basicv1.BatchUp
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.BatchUpdateGoodsResponse{Updated: n}, nil
 }
 
 func (s *goodsServer) SetGoodsVirtual(ctx context.Context, req *basicv1.SetGoodsVirtualRequest) (*basicv1.SetGoodsVirtualResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -133,13 +134,13 @@ func (s *goodsServer) SetGoodsVirtual(ctx context.Context, req *basicv1.SetGoods
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.SetGoodsVirtualResponse{Updated: n}, nil
 }
 
 func (s *goodsServer) UpdateGoods(ctx context.Context, req *basicv1.UpdateGoodsRequest) (*basicv1.UpdateGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +158,12 @@ func (s *goodsServer) UpdateGoods(ctx context.Context, req *basicv1.UpdateGoodsR
 	if err != nil {
 		return nil, err
 	}
-	s.c.after(ctx, id.TenantID)
+	s.c.pushToAnalytics(ctx, id.TenantID)
 	return &basicv1.UpdateGoodsResponse{Goods: goodsPB(updated)}, nil
 }
 
 func (s *goodsServer) ListDisplayGoods(ctx context.Context, req *basicv1.ListDisplayGoodsRequest) (*basicv1.ListDisplayGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -182,11 +183,11 @@ func (s *goodsServer) ListDisplayGoods(ctx context.Context, req *basicv1.ListDis
 }
 
 func (s *goodsServer) GetGoods(ctx context.Context, req *basicv1.GetGoodsRequest) (*basicv1.GetGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.c.goodsOut(ctx, id.TenantID, req.GetId())
+	out, err := s.c.goodsResponse(ctx, id.TenantID, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +195,11 @@ func (s *goodsServer) GetGoods(ctx context.Context, req *basicv1.GetGoodsRequest
 }
 
 func (s *goodsServer) GetGoodsDetail(ctx context.Context, req *basicv1.GetGoodsDetailRequest) (*basicv1.GetGoodsDetailResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.c.goodsOut(ctx, id.TenantID, req.GetId())
+	out, err := s.c.goodsResponse(ctx, id.TenantID, req.GetId())
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func (s *goodsServer) GetGoodsDetail(ctx context.Context, req *basicv1.GetGoodsD
 }
 
 func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.ImportItemNumbersRequest) (*basicv1.ImportItemNumbersResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +225,7 @@ func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.Import
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	resp := &basicv1.ImportItemNumbersResponse{Imported: n, Errors: []*basicv1.ImportError{}}
 	for _, e := range errs {
@@ -234,7 +235,7 @@ func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.Import
 }
 
 func (s *goodsServer) BatchUpdateGoodsByShop(ctx context.Context, req *basicv1.BatchUpdateGoodsByShopRequest) (*basicv1.BatchUpdateGoodsByShopResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +244,7 @@ func (s *goodsServer) BatchUpdateGoodsByShop(ctx context.Context, req *basicv1.B
 		return nil, err
 	}
 	if n > 0 {
-		s.c.after(ctx, id.TenantID)
+		s.c.pushToAnalytics(ctx, id.TenantID)
 	}
 	return &basicv1.BatchUpdateGoodsByShopResponse{Updated: n}, nil
 }

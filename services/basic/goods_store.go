@@ -52,8 +52,13 @@ func (s *store) goods(ctx context.Context, q querier, tenantID, id int64) (*good
 
 // skus are a goods' SKUs by id.
 func (s *store) skus(ctx context.Context, q querier, tenantID, goodsID int64) ([]skuRecord, error) {
-	rows, err := q.Query(ctx, `SELECT id, goods_id, platform_sku_id, spec, price::float8, stock, item_no FROM basic.skus
-		WHERE tenant_id = $1 AND goods_id = $2 ORDER BY id`, tenantID, goodsID)
+	return selectSKUs(ctx, q, "tenant_id = $1 AND goods_id = $2 ORDER BY id", tenantID, goodsID)
+}
+
+// selectSKUs reads the SKUs that match where (a condition on basic.skus, with its order).
+// It is the one scan of an SKU row.
+func selectSKUs(ctx context.Context, q querier, where string, args ...any) ([]skuRecord, error) {
+	rows, err := q.Query(ctx, "SELECT id, goods_id, platform_sku_id, spec, price::float8, stock, item_no FROM basic.skus WHERE "+where, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -466,6 +471,9 @@ func (s *store) updateMany(ctx context.Context, tenantID int64, ids []int64, in 
 		if err := s.checkRefs(ctx, tx, tenantID, in, mask); err != nil {
 			return err
 		}
+		if err := lockGoodsRows(ctx, tx, "id = ANY($2)", tenantID, ids); err != nil {
+			return err
+		}
 		w := &sqlWhere{}
 		set := setClause(w, in, mask)
 		tag, err := tx.Exec(ctx, fmt.Sprintf("UPDATE basic.goods SET %s WHERE tenant_id = %s AND id = ANY(%s) AND status <> 'deleted'",
@@ -478,9 +486,26 @@ func (s *store) updateMany(ctx context.Context, tenantID int64, ids []int64, in 
 
 // deleteGoods soft-deletes the live goods among ids; it returns how many.
 func (s *store) deleteGoods(ctx context.Context, tenantID int64, ids []int64) (int32, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE basic.goods SET status = 'deleted', deleted_at = now(), updated_at = now()
-		WHERE tenant_id = $1 AND id = ANY($2) AND status <> 'deleted'`, tenantID, ids)
-	return int32(tag.RowsAffected()), err
+	var n int32
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if err := lockGoodsRows(ctx, tx, "id = ANY($2)", tenantID, ids); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE basic.goods SET status = 'deleted', deleted_at = now(), updated_at = now()
+			WHERE tenant_id = $1 AND id = ANY($2) AND status <> 'deleted'`, tenantID, ids)
+		n = int32(tag.RowsAffected())
+		return err
+	})
+	return n, err
+}
+
+// lockGoodsRows locks the tenant's goods matching cond ($2 is arg) in id order. An UPDATE
+// over many rows locks them in scan order, which differs between two transactions after
+// concurrent changes, so two identical batch updates could deadlock; taking the locks in
+// one order first makes the second wait instead.
+func lockGoodsRows(ctx context.Context, tx pgx.Tx, cond string, tenantID int64, arg any) error {
+	_, err := tx.Exec(ctx, "SELECT id FROM basic.goods WHERE tenant_id = $1 AND "+cond+" ORDER BY id FOR UPDATE", tenantID, arg)
+	return err
 }
 
 // updateShopGoods sets staff and/or category on every live goods of a shop.
@@ -509,6 +534,9 @@ func (s *store) updateShopGoods(ctx context.Context, tenantID, shopID int64, sta
 			sets = append(sets, "category_id = "+w.arg(*categoryID))
 		}
 		sets = append(sets, "updated_at = now()")
+		if err := lockGoodsRows(ctx, tx, "shop_id = $2", tenantID, shopID); err != nil {
+			return err
+		}
 		tag, err := tx.Exec(ctx, fmt.Sprintf("UPDATE basic.goods SET %s WHERE tenant_id = %s AND shop_id = %s AND status <> 'deleted'",
 			strings.Join(sets, ", "), w.arg(tenantID), w.arg(shopID)), w.args...)
 		n = int32(tag.RowsAffected())

@@ -7,16 +7,17 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // dataServer is BasicDataService: the listings of orders, goods, categories and shops.
 type dataServer struct {
 	basicv1.UnimplementedBasicDataServiceServer
-	c *core
+	c *handlerDeps
 }
 
 func (s *dataServer) ListGoods(ctx context.Context, req *basicv1.ListGoodsRequest) (*basicv1.ListGoodsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +38,7 @@ func (s *dataServer) ListGoods(ctx context.Context, req *basicv1.ListGoodsReques
 var categorySorts = map[string]string{"sort_order": "sort_order", "id": "id", "name": "name", "level": "level"}
 
 func (s *dataServer) ListGoodCategories(ctx context.Context, req *basicv1.ListGoodCategoriesRequest) (*basicv1.ListGoodCategoriesResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func (s *dataServer) ListGoodCategories(ctx context.Context, req *basicv1.ListGo
 var shopSorts = map[string]string{"id": "id", "name": "name", "platform": "platform", "created_at": "created_at"}
 
 func (s *dataServer) ListShops(ctx context.Context, req *basicv1.ListShopsRequest) (*basicv1.ListShopsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -3,13 +3,13 @@ package basic
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // Orders live only in the analytical store (basic_orders and basic_order_items, written
@@ -42,85 +42,11 @@ type orderFilter struct {
 	End     *time.Time
 }
 
-// orderColumns are the columns the page reads, in scan order.
-const orderColumns = "order_id, order_no, shop_id, platform, status, buyer_id, total_amount, discount_amount, paid_amount, ordered_at, paid_at, shipped_at, completed_at"
-
-// sqlArgs collects the arguments of a statement in a dialect.
-type sqlArgs struct {
-	dialect string
-	args    []any
-}
-
-func (a *sqlArgs) p(v any) string {
-	a.args = append(a.args, v)
-	return warehouse.Placeholder(a.dialect, len(a.args))
-}
-
-// ordersSQL is the count and page statements of a listing; both take Args.
-type ordersSQL struct {
-	Count, Page string
-	Args        []any
-}
-
-// buildOrdersSQL generates the listing's statements for a dialect.
-func buildOrdersSQL(dialect string, tenantID int64, f orderFilter, sk sortKey, p page) ordersSQL {
-	a := &sqlArgs{dialect: dialect}
-	conds := []string{"i_tenant_id = " + a.p(tenantID)}
-	if f.ShopID != nil {
-		conds = append(conds, "shop_id = "+a.p(*f.ShopID))
-	}
-	if f.Status != "" {
-		conds = append(conds, "status = "+a.p(f.Status))
-	}
-	if f.OrderNo != "" {
-		conds = append(conds, "order_no = "+a.p(f.OrderNo))
-	}
-	if f.Start != nil {
-		conds = append(conds, "ordered_at >= "+a.p(f.Start.UTC()))
-	}
-	if f.End != nil {
-		conds = append(conds, "ordered_at < "+a.p(f.End.UTC()))
-	}
-	table := warehouse.TableName(dialect, warehouse.TableOrders)
-	where := " WHERE " + strings.Join(conds, " AND ")
-	col := orderSorts[sk.Field]
-	order := fmt.Sprintf(" ORDER BY %s %s", col, sk.dir())
-	if col == "paid_at" {
-		order += " NULLS LAST" // both dialects put unpaid orders last either way
-	}
-	if col != "order_id" {
-		order += ", order_id " + sk.dir()
-	}
-	limit := fmt.Sprintf(" LIMIT %d OFFSET %d", p.Size, p.offset())
-	if dialect == warehouse.DialectClickHouse {
-		limit = fmt.Sprintf(" LIMIT %d, %d", p.offset(), p.Size) // the form every ClickHouse release accepts
-	}
-	return ordersSQL{
-		Count: "SELECT count(*) AS total FROM " + table + where,
-		Page:  "SELECT " + orderColumns + " FROM " + table + where + order + limit,
-		Args:  a.args,
-	}
-}
-
-// buildLinesSQL reads the lines of the page's orders (bounded by their time range, which
-// keeps ClickHouse on the partitions of the page).
-func buildLinesSQL(dialect string, tenantID int64, orderIDs []int64, from, to time.Time) (string, []any) {
-	a := &sqlArgs{dialect: dialect}
-	ids := make([]string, len(orderIDs))
-	tenant := a.p(tenantID)
-	for i, id := range orderIDs {
-		ids[i] = a.p(id)
-	}
-	sql := fmt.Sprintf("SELECT order_id, item_id, goods_id, sku_id, quantity, unit_price, amount FROM %s WHERE i_tenant_id = %s AND order_id IN (%s) AND ordered_at >= %s AND ordered_at <= %s ORDER BY order_id, item_id",
-		warehouse.TableName(dialect, warehouse.TableOrderItems), tenant, strings.Join(ids, ", "), a.p(from.UTC()), a.p(to.UTC()))
-	return sql, a.args
-}
-
 // maxLinesPerPage bounds the lines read for one page of orders.
 const maxLinesPerPage = 100_000
 
 func (s *dataServer) ListOrders(ctx context.Context, req *basicv1.ListOrdersRequest) (*basicv1.ListOrdersResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +72,7 @@ func (s *dataServer) ListOrders(ctx context.Context, req *basicv1.ListOrdersRequ
 }
 
 // listOrders runs the listing against the analytical store and completes it from basic.
-func (c *core) listOrders(ctx context.Context, tenantID int64, f orderFilter, sk sortKey, p page) ([]*basicv1.Order, int64, error) {
+func (c *handlerDeps) listOrders(ctx context.Context, tenantID int64, f orderFilter, sk sortKey, p page) ([]*basicv1.Order, int64, error) {
 	dialect := c.wh.Dialect()
 	q := buildOrdersSQL(dialect, tenantID, f, sk, p)
 	opts := warehouse.QueryOptions{Timeout: c.queryTimeout}
@@ -220,71 +146,22 @@ func (c *core) listOrders(ctx context.Context, tenantID int64, f orderFilter, sk
 
 // completeOrders fills shop names and line details from schema basic. A line whose goods
 // (or SKU) is unknown to basic gets goods_id (sku_id) 0, as the contract says.
-func (c *core) completeOrders(ctx context.Context, tenantID int64, orders []*basicv1.Order, shopIDs map[int64]bool, goodsIDs, skuIDs []int64) error {
+func (c *handlerDeps) completeOrders(ctx context.Context, tenantID int64, orders []*basicv1.Order, shopIDs map[int64]bool, goodsIDs, skuIDs []int64) error {
 	shops := make([]int64, 0, len(shopIDs))
 	for id := range shopIDs {
 		shops = append(shops, id)
 	}
-	names := map[int64]string{}
-	rows, err := c.pool.Query(ctx, "SELECT id, name FROM basic.shops WHERE tenant_id = $1 AND id = ANY($2)", tenantID, shops)
+	names, err := shopNames(ctx, c.pool, tenantID, shops)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var id int64
-		var name string
-		if err := rows.Scan(&id, &name); err != nil {
-			rows.Close()
-			return err
-		}
-		names[id] = name
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	type goodsInfo struct{ name, platformID, itemNo string }
-	goods := map[int64]goodsInfo{}
-	rows, err = c.pool.Query(ctx, "SELECT id, name, platform_goods_id, item_no FROM basic.goods WHERE tenant_id = $1 AND id = ANY($2)", tenantID, goodsIDs)
+	goods, err := lineGoods(ctx, c.pool, tenantID, goodsIDs)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var id int64
-		var g goodsInfo
-		if err := rows.Scan(&id, &g.name, &g.platformID, &g.itemNo); err != nil {
-			rows.Close()
-			return err
-		}
-		goods[id] = g
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	skus, err := lineSKUs(ctx, c.pool, tenantID, skuIDs)
+	if err != nil {
 		return err
-	}
-	type skuInfo struct {
-		goodsID                  int64
-		platformID, spec, itemNo string
-	}
-	skus := map[int64]skuInfo{}
-	if len(skuIDs) > 0 {
-		rows, err = c.pool.Query(ctx, "SELECT id, goods_id, platform_sku_id, spec, item_no FROM basic.skus WHERE tenant_id = $1 AND id = ANY($2)", tenantID, skuIDs)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id int64
-			var k skuInfo
-			if err := rows.Scan(&id, &k.goodsID, &k.platformID, &k.spec, &k.itemNo); err != nil {
-				rows.Close()
-				return err
-			}
-			skus[id] = k
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
 	}
 	for _, o := range orders {
 		o.ShopName = names[o.ShopId]

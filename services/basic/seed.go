@@ -20,7 +20,7 @@ import (
 // their ids, so listings, order lines and metrics name the same things. Shop status
 // "open" (the generator's) becomes active, and the imported rows are pushed back to the
 // store through the outbox so both sides then hold the same values.
-func (st *state) seed(ctx context.Context, deps service.Deps) error {
+func (st *registration) seed(ctx context.Context, deps service.Deps) error {
 	var tenantID int64
 	err := deps.DB.QueryRow(ctx, "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&tenantID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -30,7 +30,7 @@ func (st *state) seed(ctx context.Context, deps service.Deps) error {
 	if err != nil {
 		return err
 	}
-	n, err := st.core.importFromWarehouse(ctx, tenantID)
+	n, err := st.handlers.importFromWarehouse(ctx, tenantID)
 	if err != nil {
 		return fmt.Errorf("import demo data from the analytical store: %w", err)
 	}
@@ -43,7 +43,7 @@ func (st *state) seed(ctx context.Context, deps service.Deps) error {
 // adoptAll imports every tenant that has shops in the analytical store but none in basic:
 // data loaded straight into the store (the demo data seed, `shopmind demo-data`) becomes
 // basic's, with its ids, before the service serves, so new rows never reuse those ids.
-func (c *core) adoptAll(ctx context.Context) error {
+func (c *handlerDeps) adoptAll(ctx context.Context) error {
 	d := c.wh.Dialect()
 	res, err := c.wh.Query(ctx, "SELECT DISTINCT i_tenant_id FROM "+warehouse.TableName(d, warehouse.TableShops),
 		nil, warehouse.QueryOptions{MaxRows: 1_000_000, Timeout: time.Minute})
@@ -68,7 +68,7 @@ type importCounts struct{ Shops, Categories, Goods int }
 
 // importFromWarehouse copies a tenant's shops, categories and goods from the analytical
 // store into basic, unless the tenant already has shops in basic.
-func (c *core) importFromWarehouse(ctx context.Context, tenantID int64) (importCounts, error) {
+func (c *handlerDeps) importFromWarehouse(ctx context.Context, tenantID int64) (importCounts, error) {
 	var counts importCounts
 	var has bool
 	if err := c.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM basic.shops WHERE tenant_id = $1)", tenantID).Scan(&has); err != nil || has {

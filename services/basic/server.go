@@ -40,8 +40,6 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
-	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
@@ -55,7 +53,7 @@ var migrationFiles embed.FS
 // Service describes the basic service to the binary.
 func Service() service.Def {
 	sub, _ := fs.Sub(migrationFiles, "migrations")
-	st := &state{}
+	st := &registration{}
 	return service.Def{
 		Name:       "basic",
 		Migrations: &postgres.Migrations{Service: "basic", FS: sub},
@@ -65,13 +63,13 @@ func Service() service.Def {
 	}
 }
 
-// state is what Register builds and Seed uses.
-type state struct {
-	core *core
+// registration is what Register builds and Seed uses.
+type registration struct {
+	handlers *handlerDeps
 }
 
-// core is what every handler of the service shares.
-type core struct {
+// handlerDeps is what every handler of the service shares.
+type handlerDeps struct {
 	pool     *pgxpool.Pool
 	store    *store
 	wh       warehouse.Store
@@ -84,7 +82,7 @@ type core struct {
 	partnerA     *partners.PartnerA // nil: SHOPMIND_PARTNER_A_URL unset
 }
 
-func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
+func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 	wh, err := warehouse.Open(ctx, deps.Config.Analytics.URL, deps.DB, deps.Logger)
 	if err != nil {
 		return fmt.Errorf("analytical store: %w", err)
@@ -95,7 +93,7 @@ func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps ser
 		return fmt.Errorf("analytical store schema: %w", err)
 	}
 	cfg := deps.Config.Basic
-	c := &core{pool: deps.DB, store: &store{pool: deps.DB}, wh: wh, log: deps.Logger, cfg: cfg,
+	c := &handlerDeps{pool: deps.DB, store: &store{pool: deps.DB}, wh: wh, log: deps.Logger, cfg: cfg,
 		queryTimeout: deps.Config.Analytics.QueryTimeout}
 	c.outbox = newOutbox(ctx, deps.DB, wh, deps.Logger, cfg.WarehousePushWait)
 	if cfg.PlatformURL != "" {
@@ -106,7 +104,7 @@ func (st *state) register(ctx context.Context, s grpc.ServiceRegistrar, deps ser
 		c.partnerA = partners.NewPartnerA(partners.Config{BaseURL: cfg.PartnerAURL, APIKey: cfg.PartnerAKey,
 			Timeout: cfg.UpstreamTimeout, MaxRetries: retries(cfg.UpstreamRetries)})
 	}
-	st.core = c
+	st.handlers = c
 	if err := c.adoptAll(ctx); err != nil {
 		return fmt.Errorf("adopt basic data of the analytical store: %w", err)
 	}
@@ -123,13 +121,4 @@ func retries(n int) int {
 		return -1
 	}
 	return n
-}
-
-// caller returns the verified identity (the interceptor guarantees one on non-public RPCs).
-func caller(ctx context.Context) (*authn.Identity, error) {
-	id := authn.FromContext(ctx)
-	if id == nil {
-		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
-	}
-	return id, nil
 }

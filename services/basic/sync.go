@@ -11,6 +11,7 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/services/basic/partners"
 )
 
@@ -45,7 +46,7 @@ const analyzeAfter = 1000
 const maxSyncPages = 5000
 
 func (s *goodsServer) SyncFromPlatform(ctx context.Context, req *basicv1.SyncFromPlatformRequest) (*basicv1.SyncFromPlatformResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func (s *goodsServer) SyncFromPlatform(ctx context.Context, req *basicv1.SyncFro
 	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.SyncTimeout)
 	defer cancel()
 	res, err := s.c.syncShop(ctx, id.TenantID, sh)
-	s.c.after(ctx, id.TenantID) // what was written before a failure is pushed too
+	s.c.pushToAnalytics(ctx, id.TenantID) // what was written before a failure is pushed too
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, apperr.New(apperr.KindTimeout, "sync of shop %d exceeded its time limit of %s (pages already synced were kept)", sh.ID, s.c.cfg.SyncTimeout)
@@ -88,7 +89,7 @@ const (
 )
 
 // syncShop runs the page loop of a platform sync.
-func (c *core) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (syncCounts, error) {
+func (c *handlerDeps) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (syncCounts, error) {
 	outcome := map[string]int{}
 	cats := newCategoryCache()
 	seen := map[string]bool{}
@@ -107,7 +108,7 @@ func (c *core) syncShop(ctx context.Context, tenantID int64, sh *shopRecord) (sy
 			// plans pooled connections cache) would otherwise keep treating them as small,
 			// and each page would scan more.
 			nextAnalyze = 2 * n
-			if _, err := c.pool.Exec(ctx, "ANALYZE basic.goods, basic.skus"); err != nil {
+			if err := analyzeGoods(ctx, c.pool); err != nil {
 				c.log.Warn("analyze during sync failed", "error", err)
 			}
 		}
@@ -176,12 +177,7 @@ func (cc *categoryCache) resolve(ctx context.Context, tx pgx.Tx, tenantID int64,
 	}
 	parent := int64(0)
 	for i, name := range names {
-		var id int64
-		err := tx.QueryRow(ctx, "SELECT id FROM basic.categories WHERE tenant_id = $1 AND parent_id = $2 AND name = $3", tenantID, parent, name).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = tx.QueryRow(ctx, `INSERT INTO basic.categories (tenant_id, parent_id, name, level) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (tenant_id, parent_id, name) DO UPDATE SET name = EXCLUDED.name RETURNING id`, tenantID, parent, name, i+1).Scan(&id)
-		}
+		id, err := categoryChild(ctx, tx, tenantID, parent, name, i+1)
 		if err != nil {
 			return 0, err
 		}
@@ -231,7 +227,7 @@ func sameSKU(a, b skuRecord) bool {
 }
 
 // applyPage writes one page of platform goods in one transaction.
-func (c *core) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, items []partners.PlatformGoods, cats *categoryCache, outcome map[string]int) error {
+func (c *handlerDeps) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, items []partners.PlatformGoods, cats *categoryCache, outcome map[string]int) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -340,7 +336,7 @@ func (c *core) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, it
 			return err
 		}
 		if len(skuDel) > 0 {
-			if _, err := tx.Exec(ctx, "DELETE FROM basic.skus WHERE tenant_id = $1 AND id = ANY($2)", tenantID, skuDel); err != nil {
+			if err := deleteSKUs(ctx, tx, tenantID, skuDel); err != nil {
 				return err
 			}
 		}
@@ -359,176 +355,8 @@ func (c *core) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, it
 	return nil
 }
 
-// loadExisting reads (and locks, in id order) the shop's goods with the given platform
-// ids, and their SKUs.
-func (c *core) loadExisting(ctx context.Context, tx pgx.Tx, tenantID, shopID int64, platformIDs []string) (map[string]*existingGoods, error) {
-	rows, err := tx.Query(ctx, `SELECT id, platform_goods_id, name, item_no, status, image_url, price::float8, cost::float8, category_id
-		FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2 AND platform_goods_id <> '' AND platform_goods_id = ANY($3) ORDER BY id FOR UPDATE`, tenantID, shopID, platformIDs)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*existingGoods{}
-	byID := map[int64]*existingGoods{}
-	var ids []int64
-	for rows.Next() {
-		e := &existingGoods{skus: map[string]skuRecord{}}
-		var pid string
-		if err := rows.Scan(&e.id, &pid, &e.name, &e.itemNo, &e.status, &e.imageURL, &e.price, &e.cost, &e.categoryID); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out[pid] = e
-		byID[e.id] = e
-		ids = append(ids, e.id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	skus, err := loadSKUs(ctx, tx, tenantID, ids)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range skus {
-		byID[k.GoodsID].skus[k.PlatformSkuID] = k
-	}
-	return out, nil
-}
-
-func loadSKUs(ctx context.Context, tx pgx.Tx, tenantID int64, goodsIDs []int64) ([]skuRecord, error) {
-	rows, err := tx.Query(ctx, `SELECT id, goods_id, platform_sku_id, spec, price::float8, stock, item_no FROM basic.skus
-		WHERE tenant_id = $1 AND goods_id = ANY($2)`, tenantID, goodsIDs)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (skuRecord, error) {
-		var k skuRecord
-		err := r.Scan(&k.ID, &k.GoodsID, &k.PlatformSkuID, &k.Spec, &k.Price, &k.Stock, &k.ItemNo)
-		return k, err
-	})
-}
-
-// insertGoods collects new goods of a page for one INSERT.
-type insertGoods struct {
-	pids, names, itemNos, statuses, images []string
-	prices, costs                          []float64
-	cats                                   []int64
-}
-
-func (b *insertGoods) add(pid string, n normGoods, catID int64) {
-	b.pids = append(b.pids, pid)
-	b.names = append(b.names, n.name)
-	b.itemNos = append(b.itemNos, n.itemNo)
-	b.statuses = append(b.statuses, n.status)
-	b.images = append(b.images, n.imageURL)
-	b.prices = append(b.prices, n.price)
-	b.costs = append(b.costs, n.cost)
-	b.cats = append(b.cats, catID)
-}
-
-// exec inserts the goods; it returns their ids by platform goods id.
-func (b *insertGoods) exec(ctx context.Context, tx pgx.Tx, tenantID, shopID int64) (map[string]int64, error) {
-	ids := map[string]int64{}
-	if len(b.pids) == 0 {
-		return ids, nil
-	}
-	rows, err := tx.Query(ctx, `INSERT INTO basic.goods (tenant_id, shop_id, platform_goods_id, name, item_no, status, image_url, price, cost, category_id)
-		SELECT $1, $2, u.pid, u.name, u.item_no, u.status, u.image, u.price, u.cost, u.cat
-		FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::numeric[], $9::numeric[], $10::bigint[])
-			AS u(pid, name, item_no, status, image, price, cost, cat)
-		RETURNING id, platform_goods_id`, tenantID, shopID, b.pids, b.names, b.itemNos, b.statuses, b.images, b.prices, b.costs, b.cats)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var id int64
-		var pid string
-		if err := rows.Scan(&id, &pid); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		ids[pid] = id
-	}
-	rows.Close()
-	return ids, rows.Err()
-}
-
-// updateGoods collects changed goods of a page for one UPDATE.
-type updateGoods struct {
-	ids, cats                        []int64
-	names, itemNos, statuses, images []string
-	prices, costs                    []float64
-}
-
-func (b *updateGoods) add(e existingGoods) {
-	b.ids = append(b.ids, e.id)
-	b.cats = append(b.cats, e.categoryID)
-	b.names = append(b.names, e.name)
-	b.itemNos = append(b.itemNos, e.itemNo)
-	b.statuses = append(b.statuses, e.status)
-	b.images = append(b.images, e.imageURL)
-	b.prices = append(b.prices, e.price)
-	b.costs = append(b.costs, e.cost)
-}
-
-func (b *updateGoods) exec(ctx context.Context, tx pgx.Tx, tenantID int64) error {
-	if len(b.ids) == 0 {
-		return nil
-	}
-	_, err := tx.Exec(ctx, `UPDATE basic.goods g SET name = u.name, item_no = u.item_no, status = u.status, image_url = u.image,
-			price = u.price, cost = u.cost, category_id = u.cat, updated_at = now()
-		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::bigint[])
-			AS u(id, name, item_no, status, image, price, cost, cat)
-		WHERE g.tenant_id = $1 AND g.id = u.id`, tenantID, b.ids, b.names, b.itemNos, b.statuses, b.images, b.prices, b.costs, b.cats)
-	return err
-}
-
-// upsertSKUs inserts or updates SKUs by (goods, platform sku id); it returns how many were
-// inserted and updated.
-func upsertSKUs(ctx context.Context, tx pgx.Tx, tenantID int64, skus []skuRecord) (created, updated int32, err error) {
-	if len(skus) == 0 {
-		return 0, 0, nil
-	}
-	goods := make([]int64, len(skus))
-	pids := make([]string, len(skus))
-	specs := make([]string, len(skus))
-	prices := make([]float64, len(skus))
-	stocks := make([]int64, len(skus))
-	itemNos := make([]string, len(skus))
-	for i, k := range skus {
-		goods[i], pids[i], specs[i], prices[i], stocks[i], itemNos[i] = k.GoodsID, k.PlatformSkuID, k.Spec, k.Price, k.Stock, k.ItemNo
-	}
-	rows, err := tx.Query(ctx, `INSERT INTO basic.skus AS s (tenant_id, goods_id, platform_sku_id, spec, price, stock, item_no)
-		SELECT $1, u.goods, u.pid, u.spec, u.price, u.stock, u.item_no
-		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::numeric[], $6::bigint[], $7::text[]) AS u(goods, pid, spec, price, stock, item_no)
-		ON CONFLICT (tenant_id, goods_id, platform_sku_id) DO UPDATE
-			SET spec = EXCLUDED.spec, price = EXCLUDED.price, stock = EXCLUDED.stock, item_no = EXCLUDED.item_no, updated_at = now()
-			WHERE (s.spec, s.price, s.stock, s.item_no) IS DISTINCT FROM (EXCLUDED.spec, EXCLUDED.price, EXCLUDED.stock, EXCLUDED.item_no)
-		RETURNING xmax = 0`, tenantID, goods, pids, specs, prices, stocks, itemNos)
-	if err != nil {
-		return 0, 0, err
-	}
-	for rows.Next() {
-		var inserted bool
-		if err := rows.Scan(&inserted); err != nil {
-			rows.Close()
-			return 0, 0, err
-		}
-		if inserted {
-			created++
-		} else {
-			updated++
-		}
-	}
-	rows.Close()
-	return created, updated, rows.Err()
-}
-
 func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.SyncSkuFromPartnerARequest) (*basicv1.SyncSkuFromPartnerAResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -536,26 +364,8 @@ func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.Sync
 		return nil, apperr.New(apperr.KindUnavailable, "partner A sync is not configured (SHOPMIND_PARTNER_A_URL)")
 	}
 	goodsIDs := req.GetGoodsIds()
-	type target struct {
-		id      int64
-		pid     string
-		deleted bool
-	}
-	found := map[int64]target{}
-	rows, err := s.c.pool.Query(ctx, "SELECT id, platform_goods_id, status = 'deleted' FROM basic.goods WHERE tenant_id = $1 AND id = ANY($2)", id.TenantID, goodsIDs)
+	found, err := platformRefs(ctx, s.c.pool, id.TenantID, goodsIDs)
 	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var t target
-		if err := rows.Scan(&t.id, &t.pid, &t.deleted); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		found[t.id] = t
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	byPID := map[string][]int64{}
@@ -595,7 +405,7 @@ func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.Sync
 			ids = append(ids, list...)
 		}
 		slices.Sort(ids)
-		if _, err := tx.Exec(sctx, "SELECT 1 FROM basic.goods WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE", id.TenantID, ids); err != nil {
+		if err := lockGoods(sctx, tx, id.TenantID, ids); err != nil {
 			return err
 		}
 		current, err := loadSKUs(sctx, tx, id.TenantID, ids)
@@ -634,13 +444,13 @@ func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.Sync
 			for gid := range touched {
 				changed = append(changed, gid)
 			}
-			_, err = tx.Exec(sctx, "UPDATE basic.goods SET updated_at = now() WHERE tenant_id = $1 AND id = ANY($2)", id.TenantID, changed)
+			err = touchGoods(sctx, tx, id.TenantID, changed)
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.c.after(ctx, id.TenantID)
+	s.c.pushToAnalytics(ctx, id.TenantID)
 	return &res, nil
 }

@@ -62,9 +62,9 @@ const eventBuffer = 64
 // request may be long gone).
 const storeTimeout = 10 * time.Second
 
-// exchanges runs message exchanges for both API versions: validation, the conversation's
+// messageRunner runs message exchanges for both API versions: validation, the conversation's
 // turn, storage, and a pipeline per message whose events stream to the caller.
-type exchanges struct {
+type messageRunner struct {
 	store    *store
 	agent    agent.Agent
 	sessions *sessions
@@ -87,11 +87,11 @@ type exchangeRequest struct {
 // pipeline ends or the caller goes away (the pipeline then finishes on its own). Errors
 // returned before sendHeader is called are the caller's answer (400, 404...); once the
 // header is sent, failures are error events.
-func (x *exchanges) run(ctx context.Context, req exchangeRequest, sendHeader func(metadata.MD) error,
+func (x *messageRunner) run(ctx context.Context, req exchangeRequest, sendHeader func(metadata.MD) error,
 	send func(*chatv2.SendMessageResponse) error) error {
-	id := authn.FromContext(ctx)
-	if id == nil {
-		return apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	id, err := authn.Caller(ctx)
+	if err != nil {
+		return err
 	}
 	text := strings.TrimSpace(req.message)
 	switch {
@@ -175,7 +175,7 @@ func (x *exchanges) run(ctx context.Context, req exchangeRequest, sendHeader fun
 // timeout and independent of the caller; its events are recorded into the reply and passed
 // through a buffered channel to the caller's stream while the caller is there.
 type pipeline struct {
-	x       *exchanges
+	x       *messageRunner
 	st      *sessionState
 	convID  string
 	msgID   string
@@ -209,7 +209,7 @@ type reply struct {
 
 var errReplyFinished = errors.New("chat: the reply is already finished")
 
-func (x *exchanges) start(id *authn.Identity, st *sessionState, req *agent.Request, endType string) *pipeline {
+func (x *messageRunner) start(id *authn.Identity, st *sessionState, req *agent.Request, endType string) *pipeline {
 	p := &pipeline{x: x, st: st, convID: req.ConversationID, msgID: uuid.NewString(), endType: endType,
 		created: time.Now().Unix(), events: make(chan *chatv2.SendMessageResponse, eventBuffer), gone: make(chan struct{})}
 	p.reply.renderIndex = map[string]int{}
@@ -231,7 +231,7 @@ func (x *exchanges) start(id *authn.Identity, st *sessionState, req *agent.Reque
 }
 
 // answer calls the agent, turning a panic into an error.
-func (x *exchanges) answer(ctx context.Context, req *agent.Request, emit agent.Emit) (err error) {
+func (x *messageRunner) answer(ctx context.Context, req *agent.Request, emit agent.Emit) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("agent panicked: %v", r)
@@ -422,7 +422,7 @@ func (p *pipeline) finish(agentErr error) {
 }
 
 // errorEvent describes an agent failure in terms safe to show.
-func (x *exchanges) errorEvent(convID string, err error) *chatv2.ErrorEvent {
+func (x *messageRunner) errorEvent(convID string, err error) *chatv2.ErrorEvent {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &chatv2.ErrorEvent{Code: 504, Retryable: true,
 			Message: fmt.Sprintf("the assistant did not finish within %s", x.cfg.PipelineTimeout)}
@@ -470,7 +470,7 @@ func richContent(renders []*chatv2.RenderEvent, vis []*chatv2.VisualizationEvent
 // chatV2 is the v2 ChatService: the agent team's streamed reply.
 type chatV2 struct {
 	chatv2.UnimplementedChatServiceServer
-	x *exchanges
+	x *messageRunner
 }
 
 func (s *chatV2) SendMessage(req *chatv2.SendMessageRequest, stream grpc.ServerStreamingServer[chatv2.SendMessageResponse]) error {
@@ -483,7 +483,7 @@ func (s *chatV2) SendMessage(req *chatv2.SendMessageRequest, stream grpc.ServerS
 // Workflows belong to a later issue and answer 501.
 type chatV1 struct {
 	chatv1.UnimplementedChatServiceServer
-	x *exchanges
+	x *messageRunner
 }
 
 func (s *chatV1) SendMessages(req *chatv1.SendMessagesRequest, stream grpc.ServerStreamingServer[chatv1.SendMessagesResponse]) error {

@@ -77,7 +77,7 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, o
 	st := &store{pool: deps.DB}
 	sess := newSessions(cfg.SessionIdleTimeout)
 	go sess.run(ctx, cfg.CleanupInterval, deps.Logger)
-	x := &exchanges{store: st, agent: a, sessions: sess, cfg: cfg, log: deps.Logger}
+	x := &messageRunner{store: st, agent: a, sessions: sess, cfg: cfg, log: deps.Logger}
 	chatv2.RegisterChatServiceServer(s, &chatV2{x: x})
 	chatv1.RegisterChatServiceServer(s, &chatV1{x: x})
 	chatv1.RegisterSessionServiceServer(s, &sessionServer{store: st, sessions: sess})

@@ -33,9 +33,9 @@ type sessionServer struct {
 
 // ownerOf returns the caller as a session owner.
 func ownerOf(ctx context.Context) (owner, error) {
-	id := authn.FromContext(ctx)
-	if id == nil {
-		return owner{}, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	id, err := authn.Caller(ctx)
+	if err != nil {
+		return owner{}, err
 	}
 	return owner{tenantID: id.TenantID, userID: id.UserID}, nil
 }

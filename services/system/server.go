@@ -10,7 +10,6 @@ import (
 
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
-	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/service"
 )
@@ -32,8 +31,8 @@ type server struct {
 }
 
 func (s *server) CheckAdminPermission(ctx context.Context, req *systemv1.CheckAdminPermissionRequest) (*systemv1.CheckAdminPermissionResponse, error) {
-	if authn.FromContext(ctx) == nil {
-		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
+	if _, err := authn.Caller(ctx); err != nil {
+		return nil, err
 	}
 	if !authn.IsAdminPath(req.GetPath()) {
 		return &systemv1.CheckAdminPermissionResponse{Allowed: true, Reason: "not an administrator path"}, nil

@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -255,8 +256,17 @@ func (d *directory) updateRole(ctx context.Context, tenantID, id int64, in roleI
 // deleteRole removes a role; a role still assigned to users is refused (422) unless forced.
 func (d *directory) deleteRole(ctx context.Context, tenantID, id int64, force bool) error {
 	err := pgx.BeginFunc(ctx, d.store.pool, func(tx pgx.Tx) error {
+		// The role row locked first: of concurrent deletes one wins, the others see it gone.
+		var locked int64
+		err := tx.QueryRow(ctx, "SELECT id FROM tenant.roles WHERE tenant_id = $1 AND id = $2 FOR UPDATE", tenantID, id).Scan(&locked)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return apperr.NotFound("role", id)
+		}
+		if err != nil {
+			return err
+		}
 		var assigned int
-		err := tx.QueryRow(ctx, `SELECT count(ur.user_id) FROM tenant.roles r LEFT JOIN tenant.user_roles ur ON ur.role_id = r.id
+		err = tx.QueryRow(ctx, `SELECT count(ur.user_id) FROM tenant.roles r LEFT JOIN tenant.user_roles ur ON ur.role_id = r.id
 			WHERE r.tenant_id = $1 AND r.id = $2 GROUP BY r.id`, tenantID, id).Scan(&assigned)
 		if err == pgx.ErrNoRows {
 			return apperr.NotFound("role", id)
@@ -267,7 +277,10 @@ func (d *directory) deleteRole(ctx context.Context, tenantID, id int64, force bo
 		if assigned > 0 && !force {
 			return apperr.New(apperr.KindRule, "role %d is assigned to %d user(s): unassign it first or delete with force=true", id, assigned)
 		}
-		_, err = tx.Exec(ctx, "DELETE FROM tenant.roles WHERE tenant_id = $1 AND id = $2", tenantID, id)
+		tag, err := tx.Exec(ctx, "DELETE FROM tenant.roles WHERE tenant_id = $1 AND id = $2", tenantID, id)
+		if err == nil && tag.RowsAffected() == 0 {
+			return apperr.NotFound("role", id)
+		}
 		return err
 	})
 	if err == nil {

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
-	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
@@ -65,15 +64,6 @@ func environment(ctx context.Context, def string) string {
 		}
 	}
 	return def
-}
-
-// caller returns the verified identity (the interceptor guarantees one on non-public RPCs).
-func caller(ctx context.Context) (*authn.Identity, error) {
-	id := authn.FromContext(ctx)
-	if id == nil {
-		return nil, apperr.New(apperr.KindUnauthenticated, "missing bearer token")
-	}
-	return id, nil
 }
 
 // loginPath tells the tenant path from the alternate /api/v1/auth/login (captcha mode

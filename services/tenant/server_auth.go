@@ -37,7 +37,7 @@ func (s *authServer) Login(ctx context.Context, req *tenantv1.LoginRequest) (*te
 }
 
 func (s *authServer) Logout(ctx context.Context, _ *tenantv1.LogoutRequest) (*tenantv1.LogoutResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (s *authServer) Logout(ctx context.Context, _ *tenantv1.LogoutRequest) (*te
 }
 
 func (s *authServer) GetInfo(ctx context.Context, _ *tenantv1.GetInfoRequest) (*tenantv1.GetInfoResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func (s *authServer) GetInfo(ctx context.Context, _ *tenantv1.GetInfoRequest) (*
 }
 
 func (s *authServer) GetMenus(ctx context.Context, _ *tenantv1.GetMenusRequest) (*tenantv1.GetMenusResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *authServer) GetCaptcha(ctx context.Context, _ *tenantv1.GetCaptchaReque
 }
 
 func (s *authServer) GetInit(ctx context.Context, _ *tenantv1.GetInitRequest) (*tenantv1.GetInitResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *authServer) GetInit(ctx context.Context, _ *tenantv1.GetInitRequest) (*
 }
 
 func (s *authServer) SetFavorites(ctx context.Context, req *tenantv1.SetFavoritesRequest) (*tenantv1.SetFavoritesResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *authServer) SetFavorites(ctx context.Context, req *tenantv1.SetFavorite
 }
 
 func (s *authServer) GetFavorites(ctx context.Context, _ *tenantv1.GetFavoritesRequest) (*tenantv1.GetFavoritesResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func mayInspect(id *authn.Identity, tenantID, userID int64) error {
 }
 
 func (s *internalServer) GetUserPermissions(ctx context.Context, req *tenantv1.GetUserPermissionsRequest) (*tenantv1.GetUserPermissionsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (s *internalServer) GetUserPermissions(ctx context.Context, req *tenantv1.G
 }
 
 func (s *internalServer) CheckPermission(ctx context.Context, req *tenantv1.CheckPermissionRequest) (*tenantv1.CheckPermissionResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (s *internalServer) RefreshToken(ctx context.Context, req *tenantv1.Refresh
 }
 
 func (s *internalServer) InvalidateToken(ctx context.Context, req *tenantv1.InvalidateTokenRequest) (*tenantv1.InvalidateTokenResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

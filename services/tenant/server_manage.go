@@ -4,6 +4,7 @@ import (
 	"context"
 
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // Pagination defaults of the spec.
@@ -19,7 +20,7 @@ type managementServer struct {
 }
 
 func (s *managementServer) ListUsers(ctx context.Context, req *tenantv1.ListUsersRequest) (*tenantv1.ListUsersResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,7 @@ func (s *managementServer) ListUsers(ctx context.Context, req *tenantv1.ListUser
 }
 
 func (s *managementServer) ListOrgs(ctx context.Context, req *tenantv1.ListOrgsRequest) (*tenantv1.ListOrgsResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func (s *managementServer) ListOrgs(ctx context.Context, req *tenantv1.ListOrgsR
 }
 
 func (s *managementServer) CreateRole(ctx context.Context, req *tenantv1.CreateRoleRequest) (*tenantv1.CreateRoleResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (s *managementServer) CreateRole(ctx context.Context, req *tenantv1.CreateR
 }
 
 func (s *managementServer) UpdateRole(ctx context.Context, req *tenantv1.UpdateRoleRequest) (*tenantv1.UpdateRoleResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (s *managementServer) UpdateRole(ctx context.Context, req *tenantv1.UpdateR
 }
 
 func (s *managementServer) DeleteRole(ctx context.Context, req *tenantv1.DeleteRoleRequest) (*tenantv1.DeleteRoleResponse, error) {
-	id, err := caller(ctx)
+	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -182,10 +182,18 @@ func lockRefresh(ctx context.Context, tx pgx.Tx, id string) (*refreshRecord, err
 }
 
 // revokeFamilyRows marks every refresh token of a family revoked; returns the latest expiry.
-func revokeFamilyRows(ctx context.Context, q querier, family string) (time.Time, error) {
+// The rows are locked in id order first: several requests revoking one family at once (a
+// reused refresh token presented concurrently) would otherwise lock them in scan order and
+// deadlock.
+func revokeFamilyRows(ctx context.Context, pool *pgxpool.Pool, family string) (time.Time, error) {
 	var latest *time.Time
-	err := q.QueryRow(ctx, `WITH r AS (UPDATE tenant.refresh_tokens SET revoked_at = coalesce(revoked_at, now())
-		WHERE family = $1 RETURNING expires_at) SELECT max(expires_at) FROM r`, family).Scan(&latest)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT id FROM tenant.refresh_tokens WHERE family = $1 ORDER BY id FOR UPDATE", family); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `WITH r AS (UPDATE tenant.refresh_tokens SET revoked_at = coalesce(revoked_at, now())
+			WHERE family = $1 RETURNING expires_at) SELECT max(expires_at) FROM r`, family).Scan(&latest)
+	})
 	if err != nil || latest == nil {
 		return time.Time{}, err
 	}

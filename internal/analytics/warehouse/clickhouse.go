@@ -4,20 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"math/big"
+	"net"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/shopmind/shopmind/internal/analytics/catalog"
+	"github.com/shopmind/shopmind/internal/apperr"
 )
 
 // ClickHouse exception codes the store acts on.
@@ -344,6 +348,10 @@ func (s *chStore) mapError(ctx context.Context, guardFired bool, opts QueryOptio
 	if guardFired {
 		return timeoutError(opts.Timeout, err)
 	}
+	if ex == nil && unreachable(err) {
+		s.logger.Warn("analytical store unreachable", "dialect", DialectClickHouse, "error", err)
+		return apperr.New(apperr.KindUnavailable, "the analytical store is unavailable; retry shortly")
+	}
 	s.logger.Error("analytical query failed", "dialect", DialectClickHouse, "error", err)
 	return queryError(err)
 }
@@ -492,4 +500,18 @@ func (w *chWriter) Analyze(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// unreachable tells a failure to reach the server (refused, reset, closed, timed out at
+// the network, the driver's pool exhausted or closed) from an answer of the server.
+func unreachable(err error) bool {
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, clickhouse.ErrAcquireConnTimeout) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "broken pipe") ||
+		strings.Contains(msg, "connection reset") || strings.Contains(msg, "use of closed network connection")
 }

@@ -1,6 +1,10 @@
-// Package agent is the chat service's agent runtime contract: an Agent answers one user
-// message, given the conversation's history, by emitting typed events (text chunks, render
-// and visualization events, done or error) that the chat service stores and streams.
+// Package agent is the chat service's agent runtime. Its contract (this file): an Agent
+// answers one user message, given the conversation's history, by emitting typed events
+// (text chunks, render and visualization events); the chat service stores and streams them
+// and closes the reply with done or error. Beside it: the tool registry and the four tools over the
+// analysis service, the LLM agent, the offline analyst and its question parser (periods in
+// the subpackage period), charts, and New, which builds the configured agent. AGENTS.md in
+// this folder says which file holds what.
 package agent
 
 import (

@@ -17,6 +17,7 @@ import (
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 
 // testNow is the clock of the tests: Sunday 2026-11-22 10:30 UTC.
@@ -157,9 +158,9 @@ func paidStatus(s string) bool { return s == "paid" || s == "shipped" || s == "c
 func bucket(d time.Time, g string) time.Time {
 	switch g {
 	case "week":
-		return weekStart(d)
+		return period.WeekStart(d)
 	case "month":
-		return monthStart(d.Year(), d.Month())
+		return period.MonthStart(d.Year(), d.Month())
 	}
 	return d
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 
 // periodSeeds are period phrases and questions from the tests and the README, English and
@@ -21,7 +23,7 @@ var periodSeeds = []string{
 	"top 5 goods by units sold last month", "销售额最高的前五个店铺 最近7天", "最近九十九百天", "\xff\xfe上个月",
 }
 
-// FuzzParsePeriod checks parsePeriod and ParseQuestion on any text and any day between
+// FuzzParsePeriod checks period.Parse and ParseQuestion on any text and any day between
 // 1970 and 2200: a period found is [Start, End) of whole UTC days with Start < End, its
 // comparison period ends by its start, the span is a non-empty range of the text (whole
 // runes), relative periods end by tomorrow, and no period found is the 30-day default.
@@ -39,9 +41,9 @@ func FuzzParsePeriod(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, unix int64) {
 		const span = 230 * 365 * 24 * 3600 // 1970 to about 2200
 		now := time.Unix(int64(uint64(unix)%span), int64(uint64(unix)%1e9)).In(time.FixedZone("x", 8*3600))
-		today := day(now)
+		today := period.Day(now)
 
-		p, sp, ok := parsePeriod(text, now)
+		p, sp, ok := period.Parse(text, now)
 		checkPeriod(t, text, p, today)
 		if ok {
 			if sp[0] < 0 || sp[0] >= sp[1] || sp[1] > len(text) {
@@ -50,13 +52,13 @@ func FuzzParsePeriod(f *testing.F) {
 			if utf8.ValidString(text) && !utf8.ValidString(text[sp[0]:sp[1]]) {
 				t.Fatalf("%q: span %v splits a rune", text, sp)
 			}
-		} else if sp != [2]int{} || p != daysBefore(today, DefaultPeriodDays) {
+		} else if sp != [2]int{} || p != period.DaysBefore(today, period.DefaultDays) {
 			t.Fatalf("%q: nothing found, but %v %+v", text, sp, p)
 		}
 
 		q := ParseQuestion(text, now, metrics, nil)
 		checkPeriod(t, text, q.Period, today)
-		if !q.PeriodGiven && q.Period != daysBefore(today, DefaultPeriodDays) {
+		if !q.PeriodGiven && q.Period != period.DaysBefore(today, period.DefaultDays) {
 			t.Fatalf("%q: no period given, but %+v", text, q.Period)
 		}
 		if q.TopN < 0 || q.TopN > maxTopN {
@@ -81,10 +83,10 @@ func FuzzParsePeriod(f *testing.F) {
 
 var periodKinds = []string{"day", "days", "wtd", "week", "mtd", "month", "months", "ytd", "year", "range"}
 
-func checkPeriod(t *testing.T, text string, p Period, today time.Time) {
+func checkPeriod(t *testing.T, text string, p period.Period, today time.Time) {
 	t.Helper()
 	for _, x := range []time.Time{p.Start, p.End} {
-		if x.Location() != time.UTC || !x.Equal(day(x)) {
+		if x.Location() != time.UTC || !x.Equal(period.Day(x)) {
 			t.Fatalf("%q: %+v is not whole UTC days", text, p)
 		}
 	}

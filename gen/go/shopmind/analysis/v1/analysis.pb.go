@@ -956,7 +956,8 @@ func (x *DeleteMetricRequest) GetId() int64 {
 // DeleteMetricResponse: the deletion result.
 type DeleteMetricResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// True when the metric was soft-deleted (also true when it was already deleted).
+	// True when the metric was soft-deleted. A metric already deleted, or of another tenant,
+	// is not found (404), so of concurrent deletes exactly one succeeds.
 	Success       bool `protobuf:"varint,1,opt,name=success,proto3" json:"success,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

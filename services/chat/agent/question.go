@@ -1,3 +1,6 @@
+// The offline analyst's question parser: metrics, dimension, granularity, period and top-N
+// of a question in English or Chinese, and the grain rule.
+
 package agent
 
 import (
@@ -6,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 
 // Question is what the offline analyst understood of a message.
@@ -22,7 +27,7 @@ type Question struct {
 	// Granularity is day, week, month or "" (no time series).
 	Granularity string
 	// Period is the analysed period; PeriodGiven is false when the default was taken.
-	Period      Period
+	Period      period.Period
 	PeriodGiven bool
 	// TopN is the number of leaders asked for (0: not asked).
 	TopN int
@@ -189,7 +194,7 @@ func metricRefs(metrics []MetricInfo) []termRef {
 }
 
 var (
-	topNRE    = regexp.MustCompile(`\btop\s*-?\s*` + numRE + `\b|\b` + numRE + `\s+(?:best|top|largest|biggest|highest|leading)\b|(?:排名前|前)\s*` + cnNumRE + `\s*(?:名|个|位|大|款|家|种|类)?`)
+	topNRE    = regexp.MustCompile(`\btop\s*-?\s*` + period.NumberRE + `\b|\b` + period.NumberRE + `\s+(?:best|top|largest|biggest|highest|leading)\b|(?:排名前|前)\s*` + period.ChineseNumberRE + `\s*(?:名|个|位|大|款|家|种|类)?`)
 	spaceRun  = regexp.MustCompile(`\s+`)
 	maxTopN   = 100
 	allDims   = []string{"shop", "goods", "category", "staff", "platform", "status"}
@@ -206,7 +211,7 @@ func ParseQuestion(text string, now time.Time, metrics []MetricInfo, dims []stri
 	masked := make([]bool, len(t))
 
 	// periods first: dates hold digits a top-N would take
-	p, span, ok := parsePeriod(t, now)
+	p, span, ok := period.Parse(t, now)
 	q.Period, q.PeriodGiven = p, ok
 	if ok {
 		mask(masked, span[0], span[1])
@@ -246,7 +251,7 @@ func ParseQuestion(text string, now time.Time, metrics []MetricInfo, dims []stri
 	q.Rest = strings.TrimSpace(spaceRun.ReplaceAllString(string(free), " "))
 	if m := topNRE.FindStringSubmatch(string(free)); m != nil {
 		for _, g := range m[1:] {
-			if n, ok := parseNumber(g); ok && g != "" && n > 0 {
+			if n, ok := period.ParseNumber(g); ok && g != "" && n > 0 {
 				q.TopN = min(n, maxTopN)
 				break
 			}

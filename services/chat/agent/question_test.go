@@ -121,29 +121,6 @@ func TestMetricInfos(t *testing.T) {
 	check("avg_order_value", GrainOrder, true, false)
 }
 
-func TestPeriods(t *testing.T) {
-	p := monthPeriod(2026, 3)
-	if prev := p.Previous(); !prev.Start.Equal(d("2026-02-01")) || !prev.End.Equal(d("2026-03-01")) {
-		t.Fatalf("previous month %v", prev)
-	}
-	w := daysBefore(d("2026-11-22"), 7)
-	if prev := w.Previous(); !prev.Start.Equal(d("2026-11-08")) || !prev.End.Equal(d("2026-11-15")) {
-		t.Fatalf("previous window %v", prev)
-	}
-	mtd := Period{Start: d("2026-03-01"), End: d("2026-03-31"), Kind: "mtd"}
-	if prev := mtd.Previous(); !prev.Start.Equal(d("2026-02-01")) || !prev.End.Equal(d("2026-03-01")) {
-		t.Fatalf("previous mtd clamps to the month: %v", prev)
-	}
-	for s, want := range map[string]int{"7": 7, "七": 7, "十": 10, "三十": 30, "十五": 15, "两": 2, "一百二十": 120, "five": 5} {
-		if n, ok := parseNumber(s); !ok || n != want {
-			t.Errorf("%s: %d", s, n)
-		}
-	}
-	if p.Describe(true) != "2026年3月" || p.Describe(false) != "March 2026" || w.Range() != "2026-11-15 – 2026-11-21" {
-		t.Fatal(p.Describe(true), p.Describe(false), w.Range())
-	}
-}
-
 func TestFormatNumber(t *testing.T) {
 	for v, want := range map[float64]string{0: "0.00", 1234567.891: "1,234,567.89", -1234.5: "-1,234.50", 999.999: "1,000.00", 12: "12.00"} {
 		if got := formatNumber(v, 2); got != want {

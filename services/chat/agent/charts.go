@@ -1,3 +1,6 @@
+// Charts: visualization events (line, bar or table) built from a preview's columns and rows,
+// and the number formats of the narrative.
+
 package agent
 
 import (

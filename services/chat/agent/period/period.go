@@ -1,4 +1,7 @@
-package agent
+// Package period is the chat agents' periods: a Period is whole UTC days [Start, End) with
+// the kind of name it was given (which decides the comparison period), and Parse finds the
+// period a question names (English and Chinese phrases, dates, months, "last N days"...).
+package period
 
 import (
 	"fmt"
@@ -76,19 +79,22 @@ func (p Period) Describe(zh bool) string {
 	return p.Range()
 }
 
-func day(t time.Time) time.Time {
+// Day is the UTC day of t (midnight UTC).
+func Day(t time.Time) time.Time {
 	t = t.UTC()
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
-func monthStart(y int, m time.Month) time.Time { return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC) }
+// MonthStart is the first day of month m of year y.
+func MonthStart(y int, m time.Month) time.Time { return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC) }
 
 func monthPeriod(y int, m time.Month) Period {
-	s := monthStart(y, m)
+	s := MonthStart(y, m)
 	return Period{Start: s, End: s.AddDate(0, 1, 0), Kind: "month"}
 }
 
-func daysBefore(today time.Time, n int) Period {
+// DaysBefore is the window of the n whole days before today.
+func DaysBefore(today time.Time, n int) Period {
 	return Period{Start: today.AddDate(0, 0, -n), End: today, Kind: "days"}
 }
 
@@ -97,13 +103,15 @@ var enNumbers = map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five"
 	"nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "twenty": 20,
 	"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90, "a": 1}
 
+// NumberRE and ChineseNumberRE match a number (one capture group) as ParseNumber reads it:
+// digits or English number words, digits or Chinese numerals.
 const (
-	numRE   = `(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|forty|fifty|sixty|ninety)`
-	cnNumRE = `(\d+|[零一二两三四五六七八九十百]+)`
+	NumberRE        = `(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|forty|fifty|sixty|ninety)`
+	ChineseNumberRE = `(\d+|[零一二两三四五六七八九十百]+)`
 )
 
-// parseNumber reads digits, English number words and Chinese numerals up to 999.
-func parseNumber(s string) (int, bool) {
+// ParseNumber reads digits, English number words and Chinese numerals up to 999.
+func ParseNumber(s string) (int, bool) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.Atoi(s); err == nil {
 		return n, true
@@ -177,7 +185,8 @@ func fixed(build func(today time.Time) Period) func([]string, time.Time) (Period
 	return func(_ []string, today time.Time) (Period, bool) { return build(today), true }
 }
 
-func weekStart(today time.Time) time.Time {
+// WeekStart is the Monday of today's ISO week.
+func WeekStart(today time.Time) time.Time {
 	wd := (int(today.Weekday()) + 6) % 7 // Monday 0
 	return today.AddDate(0, 0, -wd)
 }
@@ -210,28 +219,28 @@ var periodRules = []periodRule{
 		y, _ := strconv.Atoi(m[2])
 		return monthPeriod(y, monthNames[m[1]]), true
 	}},
-	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + numRE + `\s*days?\b`), func(m []string, today time.Time) (Period, bool) {
-		n, ok := parseNumber(m[1])
-		return daysBefore(today, n), ok && n > 0 && n <= 3660
+	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + NumberRE + `\s*days?\b`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := ParseNumber(m[1])
+		return DaysBefore(today, n), ok && n > 0 && n <= 3660
 	}},
-	{regexp.MustCompile(`(?:最近|近|过去|前)\s*` + cnNumRE + `\s*(?:天|日)`), func(m []string, today time.Time) (Period, bool) {
-		n, ok := parseNumber(m[1])
-		return daysBefore(today, n), ok && n > 0 && n <= 3660
+	{regexp.MustCompile(`(?:最近|近|过去|前)\s*` + ChineseNumberRE + `\s*(?:天|日)`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := ParseNumber(m[1])
+		return DaysBefore(today, n), ok && n > 0 && n <= 3660
 	}},
-	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + numRE + `\s*weeks?\b`), func(m []string, today time.Time) (Period, bool) {
-		n, ok := parseNumber(m[1])
-		return daysBefore(today, 7*n), ok && n > 0 && n <= 520
+	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + NumberRE + `\s*weeks?\b`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := ParseNumber(m[1])
+		return DaysBefore(today, 7*n), ok && n > 0 && n <= 520
 	}},
-	{regexp.MustCompile(`(?:最近|近|过去)\s*` + cnNumRE + `\s*(?:周|个?星期|个?礼拜)`), func(m []string, today time.Time) (Period, bool) {
-		n, ok := parseNumber(m[1])
-		return daysBefore(today, 7*n), ok && n > 0 && n <= 520
+	{regexp.MustCompile(`(?:最近|近|过去)\s*` + ChineseNumberRE + `\s*(?:周|个?星期|个?礼拜)`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := ParseNumber(m[1])
+		return DaysBefore(today, 7*n), ok && n > 0 && n <= 520
 	}},
-	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + numRE + `\s*months?\b`), func(m []string, today time.Time) (Period, bool) {
-		n, ok := parseNumber(m[1])
+	{regexp.MustCompile(`\b(?:last|past|previous|recent|trailing)\s+` + NumberRE + `\s*months?\b`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := ParseNumber(m[1])
 		return Period{Start: today.AddDate(0, -n, 0), End: today, Kind: "months"}, ok && n > 0 && n <= 120
 	}},
-	{regexp.MustCompile(`(?:最近|近|过去)\s*` + cnNumRE + `\s*个?月`), func(m []string, today time.Time) (Period, bool) {
-		n, ok := parseNumber(m[1])
+	{regexp.MustCompile(`(?:最近|近|过去)\s*` + ChineseNumberRE + `\s*个?月`), func(m []string, today time.Time) (Period, bool) {
+		n, ok := ParseNumber(m[1])
 		return Period{Start: today.AddDate(0, -n, 0), End: today, Kind: "months"}, ok && n > 0 && n <= 120
 	}},
 	{regexp.MustCompile(`\bday before yesterday\b|前天`), fixed(func(t time.Time) Period {
@@ -243,22 +252,22 @@ var periodRules = []periodRule{
 	{regexp.MustCompile(`\btoday\b|今天|今日`), fixed(func(t time.Time) Period {
 		return Period{Start: t, End: t.AddDate(0, 0, 1), Kind: "day"}
 	})},
-	{regexp.MustCompile(`\b(?:past|recent)\s+week\b`), fixed(func(t time.Time) Period { return daysBefore(t, 7) })},
+	{regexp.MustCompile(`\b(?:past|recent)\s+week\b`), fixed(func(t time.Time) Period { return DaysBefore(t, 7) })},
 	{regexp.MustCompile(`\b(?:this|current)\s+week\b|\bweek to date\b|\bwtd\b|本周|这周|这个星期|本星期|这星期`), fixed(func(t time.Time) Period {
-		return Period{Start: weekStart(t), End: t.AddDate(0, 0, 1), Kind: "wtd"}
+		return Period{Start: WeekStart(t), End: t.AddDate(0, 0, 1), Kind: "wtd"}
 	})},
 	{regexp.MustCompile(`\b(?:last|previous|prior)\s+week\b|上周|上星期|上个星期|上一周|上个礼拜|上礼拜`), fixed(func(t time.Time) Period {
-		s := weekStart(t).AddDate(0, 0, -7)
+		s := WeekStart(t).AddDate(0, 0, -7)
 		return Period{Start: s, End: s.AddDate(0, 0, 7), Kind: "week"}
 	})},
 	{regexp.MustCompile(`\b(?:past|recent)\s+month\b`), fixed(func(t time.Time) Period {
 		return Period{Start: t.AddDate(0, -1, 0), End: t, Kind: "months"}
 	})},
 	{regexp.MustCompile(`\b(?:this|current)\s+month\b|\bmonth to date\b|\bmtd\b|本月|这个月|当月|这月`), fixed(func(t time.Time) Period {
-		return Period{Start: monthStart(t.Year(), t.Month()), End: t.AddDate(0, 0, 1), Kind: "mtd"}
+		return Period{Start: MonthStart(t.Year(), t.Month()), End: t.AddDate(0, 0, 1), Kind: "mtd"}
 	})},
 	{regexp.MustCompile(`\b(?:last|previous|prior)\s+month\b|上个月|上一个月|上一月|上月`), fixed(func(t time.Time) Period {
-		s := monthStart(t.Year(), t.Month()).AddDate(0, -1, 0)
+		s := MonthStart(t.Year(), t.Month()).AddDate(0, -1, 0)
 		return monthPeriod(s.Year(), s.Month())
 	})},
 	{regexp.MustCompile(`\b(?:this|current)\s+year\b|\byear to date\b|\bytd\b|今年|本年|今年以来`), fixed(func(t time.Time) Period {
@@ -269,7 +278,7 @@ var periodRules = []periodRule{
 		return Period{Start: s, End: s.AddDate(1, 0, 0), Kind: "year"}
 	})},
 	{regexp.MustCompile(`(?:^|\D)(\d{1,2}|[一二三四五六七八九十]+)\s*月份?`), func(m []string, today time.Time) (Period, bool) {
-		n, ok := parseNumber(m[1])
+		n, ok := ParseNumber(m[1])
 		if !ok || n < 1 || n > 12 {
 			return Period{}, false
 		}
@@ -290,13 +299,13 @@ var periodRules = []periodRule{
 	}},
 }
 
-// DefaultPeriodDays is the window analysed when a question names no period.
-const DefaultPeriodDays = 30
+// DefaultDays is the window analysed when a question names no period.
+const DefaultDays = 30
 
-// parsePeriod finds the period named in lowercased text; it returns the matched byte span
+// Parse finds the period named in lowercased text; it returns the matched byte span
 // so callers can mask it.
-func parsePeriod(text string, now time.Time) (Period, [2]int, bool) {
-	today := day(now)
+func Parse(text string, now time.Time) (Period, [2]int, bool) {
+	today := Day(now)
 	for _, r := range periodRules {
 		for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			m := make([]string, len(loc)/2)
@@ -310,5 +319,5 @@ func parsePeriod(text string, now time.Time) (Period, [2]int, bool) {
 			}
 		}
 	}
-	return daysBefore(today, DefaultPeriodDays), [2]int{}, false
+	return DaysBefore(today, DefaultDays), [2]int{}, false
 }

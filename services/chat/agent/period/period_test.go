@@ -1,0 +1,35 @@
+package period
+
+import (
+	"testing"
+	"time"
+)
+
+// d is the UTC day written s (YYYY-MM-DD).
+func d(s string) time.Time {
+	t, _ := mustDate(s[0:4], s[5:7], s[8:10])
+	return t
+}
+
+func TestPeriods(t *testing.T) {
+	p := monthPeriod(2026, 3)
+	if prev := p.Previous(); !prev.Start.Equal(d("2026-02-01")) || !prev.End.Equal(d("2026-03-01")) {
+		t.Fatalf("previous month %v", prev)
+	}
+	w := DaysBefore(d("2026-11-22"), 7)
+	if prev := w.Previous(); !prev.Start.Equal(d("2026-11-08")) || !prev.End.Equal(d("2026-11-15")) {
+		t.Fatalf("previous window %v", prev)
+	}
+	mtd := Period{Start: d("2026-03-01"), End: d("2026-03-31"), Kind: "mtd"}
+	if prev := mtd.Previous(); !prev.Start.Equal(d("2026-02-01")) || !prev.End.Equal(d("2026-03-01")) {
+		t.Fatalf("previous mtd clamps to the month: %v", prev)
+	}
+	for s, want := range map[string]int{"7": 7, "七": 7, "十": 10, "三十": 30, "十五": 15, "两": 2, "一百二十": 120, "five": 5} {
+		if n, ok := ParseNumber(s); !ok || n != want {
+			t.Errorf("%s: %d", s, n)
+		}
+	}
+	if p.Describe(true) != "2026年3月" || p.Describe(false) != "March 2026" || w.Range() != "2026-11-15 – 2026-11-21" {
+		t.Fatal(p.Describe(true), p.Describe(false), w.Range())
+	}
+}
