@@ -6,7 +6,7 @@
 //     service's RPCs through the generated typed clients.
 //   - platform: Start, StartOn, StartWith and StartTargets run every service behind the
 //     real gateway (and its WAF), for tests of what goes through the edge. The cross-service
-//     ones live in tests/ (tests/defects); a service's own package holds the rest.
+//     ones live in tests/ (defects, reliability, badinput); a service's package holds the rest.
 //
 // Both skip under -short (the unit tier).
 package stack
