@@ -12,7 +12,7 @@ BREAKING_AGAINST ?= main
 TEST_FLAGS ?=
 BENCH ?= .
 
-.PHONY: all build run run-tls test bench fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean
+.PHONY: all build run run-tls test test-short bench fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean
 
 all: build
 
@@ -88,8 +88,17 @@ run-tls: build
 	SHOPMIND_TLS_CERT_FILE=$(DEVCERT_DIR)/cert.pem SHOPMIND_TLS_KEY_FILE=$(DEVCERT_DIR)/key.pem \
 		SHOPMIND_DEMO_DATA=$${SHOPMIND_DEMO_DATA:-true} $(BIN)/shopmind serve
 
+# Every tier (unit, contract, platform). cmd/testprogress prints a line as each package
+# starts and ends, names the packages still running every minute, and prints the failed
+# tests' output in full at the end; pipefail keeps a failure of go test itself fatal.
+TEST_PROGRESS := go run ./cmd/testprogress
 test: deps
-	go test -count=1 $(TEST_FLAGS) ./...
+	@set -o pipefail; go test -count=1 -json $(TEST_FLAGS) ./... | $(TEST_PROGRESS)
+
+# The unit tier: no database, no external server, no platform (helpers needing one skip
+# under -short, see internal/testutil/tier); needs no `make deps`.
+test-short:
+	@set -o pipefail; go test -short -count=1 -json $(TEST_FLAGS) ./... | $(TEST_PROGRESS)
 
 # SHOPMIND_BENCH_ORDERS sizes the analytics benchmark (10 million orders, loaded once into
 # database shopmind_bench_analytics and ClickHouse database shopmind_bench, kept for later runs).

@@ -30,6 +30,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 const (
@@ -69,6 +71,7 @@ var build struct {
 // shopmindBinary builds ./cmd/shopmind once per test process and returns its path.
 func shopmindBinary(tb testing.TB) string {
 	tb.Helper()
+	tier.Needs(tb, "the built shopmind binary (go build, exec)")
 	build.once.Do(func() {
 		root, err := moduleRoot()
 		if err != nil {
@@ -122,6 +125,7 @@ func moduleRoot() (string, error) {
 // requirePostgres skips tb when PostgreSQL does not accept connections.
 func requirePostgres(tb testing.TB) {
 	tb.Helper()
+	tier.Needs(tb, "PostgreSQL")
 	conn, err := net.DialTimeout("tcp", postgresAddr, 2*time.Second)
 	if err != nil {
 		tb.Skipf("PostgreSQL is not reachable at %s (start it, e.g. `make deps`): %v", postgresAddr, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 	"github.com/shopmind/shopmind/services"
 )
 
@@ -327,6 +328,7 @@ func checkLeases(t *testing.T, c *clientv3.Client, target string) {
 // client URL.
 func startEtcd(t *testing.T) (func(), string) {
 	t.Helper()
+	tier.Needs(t, "an embedded etcd")
 	ecfg := embed.NewConfig()
 	ecfg.Dir = t.TempDir()
 	ecfg.LogLevel = "fatal"

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 const testTTL = 2 * time.Second
@@ -40,6 +41,7 @@ func freeAddr(t *testing.T) string {
 // discovery config pointing at it, and a stop function that the test's cleanup also calls.
 func startEtcd(t *testing.T) (func(), Config) {
 	t.Helper()
+	tier.Needs(t, "an embedded etcd")
 	ecfg := embed.NewConfig()
 	ecfg.Dir = t.TempDir()
 	ecfg.LogLevel = "fatal"

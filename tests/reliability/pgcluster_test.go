@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 // cluster is a private PostgreSQL server of one test, so it can really be stopped and
@@ -29,6 +31,7 @@ type cluster struct {
 // with the reason when this machine cannot run one.
 func privateCluster(t *testing.T) (*cluster, string) {
 	t.Helper()
+	tier.Needs(t, "a private PostgreSQL cluster (initdb, pg_ctl)")
 	initdbs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(initdbs) == 0 {
 		return nil, "no /usr/lib/postgresql/*/bin/initdb"

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 // DefaultURL is the server the tests use, unless SHOPMIND_TEST_DATABASE_URL says otherwise.
@@ -44,6 +45,7 @@ type Database struct {
 // New creates a migrated database for t and drops it when t ends.
 func New(t testing.TB, sets ...postgres.Migrations) *Database {
 	t.Helper()
+	tier.Needs(t, "PostgreSQL (pgtest)")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, ServerURL())

@@ -1,5 +1,14 @@
-// Package stack runs the whole platform in process for tests: a fresh migrated database,
-// every service on one gRPC server, the real gateway in front, all on loopback ports.
+// Package stack runs ShopMind in process for tests, on a fresh migrated database and
+// loopback ports. It serves the two outer test tiers (see internal/testutil/tier):
+//
+//   - contract: StartServices hosts services on the gRPC server only (no gateway, no WAF)
+//     and signs the demo admin in over gRPC; services/<name>/contract_test.go call one
+//     service's RPCs through the generated typed clients.
+//   - platform: Start, StartOn, StartWith and StartTargets run every service behind the
+//     real gateway (and its WAF), for tests of what goes through the edge. The cross-service
+//     ones live in tests/ (defects, reliability, badinput); a service's package holds the rest.
+//
+// Both skip under -short (the unit tier).
 package stack
 
 import (
@@ -9,20 +18,27 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
+	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 	"github.com/shopmind/shopmind/services"
 )
 
@@ -54,6 +70,7 @@ type Option func(*config.Config)
 // Start runs the platform on a fresh database until the test ends.
 func Start(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	sets := []postgres.Migrations{authn.Migrations()}
 	for _, d := range services.All() {
 		if d.Migrations != nil {
@@ -66,6 +83,7 @@ func Start(t testing.TB, opts ...Option) *Stack {
 // StartOn runs the platform on an existing test database (for example to restart it).
 func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	return StartTargets(t, db, app.TargetAll, opts...)
 }
 
@@ -73,6 +91,7 @@ func StartOn(t testing.TB, db *pgtest.Database, opts ...Option) *Stack {
 // the place of the services of the same name (a test's own agent in the chat service, say).
 func StartWith(t testing.TB, replace []service.Def, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	defs := services.All()
 	for i, d := range defs {
 		for _, r := range replace {
@@ -94,7 +113,79 @@ func StartWith(t testing.TB, replace []service.Def, opts ...Option) *Stack {
 // BaseURL is empty without the gateway, Conn nil without a gRPC server.
 func StartTargets(t testing.TB, db *pgtest.Database, targets string, opts ...Option) *Stack {
 	t.Helper()
+	tier.Needs(t, "the platform (stack)")
 	return startDefs(t, db, targets, services.All(), opts...)
+}
+
+// Services is the gRPC-only stack of a contract test.
+type Services struct {
+	// Conn reaches the hosted services; wrap it in the generated clients.
+	Conn *grpc.ClientConn
+	// DB is the test's database.
+	DB *pgtest.Database
+	// Admin carries the demo administrator's access token as outgoing metadata.
+	Admin context.Context
+	// AdminToken is that access token.
+	AdminToken string
+}
+
+// StartServices hosts the named service targets on the gRPC server only (no gateway, no
+// WAF) on a fresh database until the test ends, and signs the demo administrator in over
+// gRPC. The tenant service is always hosted (sign-in and permissions); no targets hosts
+// every service.
+func StartServices(t testing.TB, targets ...string) *Services {
+	t.Helper()
+	tier.Needs(t, "PostgreSQL and the services (stack.StartServices)")
+	if len(targets) == 0 {
+		for _, d := range services.All() {
+			targets = append(targets, d.Name)
+		}
+	}
+	if !slices.Contains(targets, "tenant") {
+		targets = append([]string{"tenant"}, targets...)
+	}
+	sets := []postgres.Migrations{authn.Migrations()}
+	for _, d := range services.All() {
+		if d.Migrations != nil {
+			sets = append(sets, *d.Migrations)
+		}
+	}
+	st := startDefs(t, pgtest.New(t, sets...), strings.Join(targets, ","), services.All())
+	s := &Services{Conn: st.Conn, DB: st.DB}
+	s.AdminToken = s.Login(t, "demo", "admin", AdminPassword)
+	s.Admin = WithToken(context.Background(), s.AdminToken)
+	return s
+}
+
+// Login signs in over gRPC (TenantAuthService.Login) and returns the access token, failing
+// the test unless it succeeds.
+func (s *Services) Login(t testing.TB, tenant, username, password string) string {
+	t.Helper()
+	resp, err := tenantv1.NewTenantAuthServiceClient(s.Conn).Login(context.Background(),
+		&tenantv1.LoginRequest{TenantCode: tenant, Username: username, Password: password})
+	if err != nil || resp.GetAccessToken() == "" {
+		t.Fatalf("login %s/%s over gRPC: %v", tenant, username, err)
+	}
+	return resp.GetAccessToken()
+}
+
+// WithToken returns ctx carrying token as the outgoing authorization metadata.
+func WithToken(ctx context.Context, token string) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+}
+
+// Violations are the fields named by the BadRequest details of a gRPC error (an
+// InvalidArgument's field violations), in order.
+func Violations(err error) []string {
+	var fields []string
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				fields = append(fields, v.GetField())
+			}
+		}
+	}
+	return fields
 }
 
 func startDefs(t testing.TB, db *pgtest.Database, targets string, defs []service.Def, opts ...Option) *Stack {
@@ -234,3 +325,35 @@ func (s *Stack) Admin(t testing.TB) Tokens { return s.Login(t, "demo", "admin", 
 
 // Bearer is the header pair for Do.
 func Bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
+
+// Unimplemented checks the contract of a service whose issue has not landed: calls holds,
+// by method name, one call of every method of desc (through the typed client, with a
+// request that passes validation), and each must answer codes.Unimplemented with a message
+// naming the full method ("not implemented: /pkg.Service/Method").
+func Unimplemented(t *testing.T, desc grpc.ServiceDesc, calls map[string]func() error) {
+	t.Helper()
+	var methods []string
+	for _, m := range desc.Methods {
+		methods = append(methods, m.MethodName)
+	}
+	for _, m := range desc.Streams {
+		methods = append(methods, m.StreamName)
+	}
+	for _, m := range methods {
+		call, ok := calls[m]
+		if !ok {
+			t.Errorf("%s/%s: no call in the test", desc.ServiceName, m)
+			continue
+		}
+		st := status.Convert(call())
+		want := "not implemented: /" + desc.ServiceName + "/" + m
+		if st.Code() != codes.Unimplemented || !strings.Contains(st.Message(), want) {
+			t.Errorf("%s: want Unimplemented %q, got %v %q", m, want, st.Code(), st.Message())
+		}
+	}
+	for m := range calls {
+		if !slices.Contains(methods, m) {
+			t.Errorf("%s has no method %s", desc.ServiceName, m)
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 // ClickHouse at SHOPMIND_TEST_CLICKHOUSE_URL (native protocol; scripts/clickhouse.sh starts
@@ -44,6 +46,7 @@ func setupClickHouse(t testing.TB, ds dataset) driver.Conn {
 // openClickHouse is setupClickHouse returning the connection error instead of skipping.
 func openClickHouse(t testing.TB, ds dataset) (driver.Conn, error) {
 	t.Helper()
+	tier.Needs(t, "ClickHouse")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	opts, err := ch.ParseDSN(clickHouseURL())

@@ -20,6 +20,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 // DefaultClickHouseURL is the ClickHouse server the tests use unless
@@ -55,6 +56,7 @@ func (d *DB) P(n int) string {
 // Postgres opens a store on a fresh PostgreSQL database with the schema created.
 func Postgres(t testing.TB) *DB {
 	t.Helper()
+	tier.Needs(t, "PostgreSQL (warehousetest)")
 	db := pgtest.New(t)
 	ctx := context.Background()
 	store, err := warehouse.Open(ctx, "", db.Pool, slog.New(slog.DiscardHandler))
@@ -74,6 +76,7 @@ func Postgres(t testing.TB) *DB {
 // database is dropped when t ends.
 func ClickHouse(t testing.TB) *DB {
 	t.Helper()
+	tier.Needs(t, "ClickHouse (warehousetest)")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	serverURL := ClickHouseURL()
