@@ -25,23 +25,16 @@ import (
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services"
 )
 
-type envelope struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type envelope = testutil.Envelope
 
 func decode(t testing.TB, r stack.Response) envelope {
 	t.Helper()
-	var env envelope
-	if err := json.Unmarshal(r.Body, &env); err != nil {
-		t.Fatalf("not an envelope (HTTP %d): %q", r.Status, r.Body)
-	}
-	return env
+	return testutil.DecodeEnvelope(t, "request", r.Status, r.Body)
 }
 
 // smallPool is the smallest pool the platform allows.
