@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -64,4 +65,23 @@ func DrainOK(tb testing.TB, client *http.Client, req *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// Burst runs send(0) to send(n-1) at once, each on its own goroutine, released together
+// once all have started, and returns their results in order.
+func Burst[T any](n int, send func(i int) T) []T {
+	out := make([]T, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i] = send(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
 }
