@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 	"github.com/shopmind/shopmind/internal/restapi"
+	"github.com/shopmind/shopmind/internal/testutil"
 )
 
 // fakeNotify is a stand-in backend: it lets the gateway's envelope, error and header
@@ -53,11 +53,7 @@ func (f *fakeNotify) ListCollected(ctx context.Context, req *notifyv1.ListCollec
 	}, nil
 }
 
-type envelope struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type envelope = testutil.Envelope
 
 func startGateway(t *testing.T, always200 bool) (*httptest.Server, *fakeNotify) {
 	t.Helper()
@@ -68,16 +64,8 @@ func startGateway(t *testing.T, always200 bool) (*httptest.Server, *fakeNotify) 
 	}
 	fake := &fakeNotify{}
 	notifyv1.RegisterNotifyServiceServer(srv, fake)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
+	conn := testutil.ServeGRPC(t, srv.Serve, srv.Server.Stop)
 	srv.MarkServing()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
 	gw, err := gateway.New(context.Background(), gateway.Options{
 		Logger: log, Registry: prometheus.NewRegistry(), AlwaysHTTP200: always200, MaxBodyBytes: 1024,
 		Backends: []gateway.Backend{{Target: "notify", Conn: conn, Register: restapi.Routes(restapi.Route(notifyv1.RegisterNotifyServiceHandlerClient, notifyv1.NewNotifyServiceClient))}},
@@ -86,7 +74,7 @@ func startGateway(t *testing.T, always200 bool) (*httptest.Server, *fakeNotify) 
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(gw)
-	t.Cleanup(func() { hs.Close(); _ = conn.Close(); srv.Server.Stop() })
+	t.Cleanup(hs.Close)
 	return hs, fake
 }
 
@@ -103,10 +91,7 @@ func call(t *testing.T, hs *httptest.Server, method, path, body string, header .
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var env envelope
-	if err := json.Unmarshal(raw, &env); err != nil {
-		t.Fatalf("%s %s: body is not an envelope: %q", method, path, raw)
-	}
+	env := testutil.DecodeEnvelope(t, method+" "+path, resp.StatusCode, raw)
 	return resp.StatusCode, resp.Header, env, string(raw)
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -27,6 +25,7 @@ import (
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 	"github.com/shopmind/shopmind/internal/restapi"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/services/chat"
 )
 
@@ -119,16 +118,7 @@ func startChat(t *testing.T, opts gateway.Options) (*httptest.Server, *fakeChat)
 	fake := &fakeChat{canceled: make(chan struct{})}
 	chatv2.RegisterChatServiceServer(srv, fake)
 	chatv1.RegisterChatServiceServer(srv, fakeChatV1{})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close(); srv.Server.Stop() })
+	conn := testutil.ServeGRPC(t, srv.Serve, srv.Server.Stop)
 	opts.Backends = append(opts.Backends, gateway.Backend{Target: "chat", Conn: conn,
 		Register: restapi.Routes(restapi.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), restapi.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient)),
 		Streams:  chat.Service().Streams}) // the chat service's own description of its streams

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 // muxMiddleware runs inside each environment's mux once a route matched: it answers routing
@@ -74,20 +76,9 @@ func httpBindings(rule *annotations.HttpRule) []string {
 		return nil
 	}
 	var out []string
-	method, path := "", ""
-	switch p := rule.GetPattern().(type) {
-	case *annotations.HttpRule_Get:
-		method, path = http.MethodGet, p.Get
-	case *annotations.HttpRule_Post:
-		method, path = http.MethodPost, p.Post
-	case *annotations.HttpRule_Put:
-		method, path = http.MethodPut, p.Put
-	case *annotations.HttpRule_Delete:
-		method, path = http.MethodDelete, p.Delete
-	case *annotations.HttpRule_Patch:
-		method, path = http.MethodPatch, p.Patch
-	case *annotations.HttpRule_Custom:
-		method, path = p.Custom.GetKind(), p.Custom.GetPath()
+	method, path, _ := restapi.HTTPPattern(rule)
+	if c := rule.GetCustom(); c != nil {
+		method, path = c.GetKind(), c.GetPath()
 	}
 	if path != "" {
 		out = append(out, method+" "+templateVar.ReplaceAllString(path, "{$1=*}"))

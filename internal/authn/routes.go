@@ -8,6 +8,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 // route is one REST binding of an RPC.
@@ -57,19 +59,8 @@ func IsAdminPath(path string) bool {
 
 func loadRoutes() {
 	add := func(rule *annotations.HttpRule, full string) {
-		var method, pattern string
-		switch p := rule.GetPattern().(type) {
-		case *annotations.HttpRule_Get:
-			method, pattern = "GET", p.Get
-		case *annotations.HttpRule_Post:
-			method, pattern = "POST", p.Post
-		case *annotations.HttpRule_Put:
-			method, pattern = "PUT", p.Put
-		case *annotations.HttpRule_Delete:
-			method, pattern = "DELETE", p.Delete
-		case *annotations.HttpRule_Patch:
-			method, pattern = "PATCH", p.Patch
-		default:
+		method, pattern, ok := restapi.HTTPPattern(rule)
+		if !ok {
 			return
 		}
 		segs := strings.Split(strings.Trim(pattern, "/"), "/")

@@ -3,17 +3,16 @@ package grpcserver_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
 	"github.com/shopmind/shopmind/internal/grpcserver"
+	"github.com/shopmind/shopmind/internal/testutil"
 )
 
 type slowNotify struct {
@@ -42,16 +41,7 @@ func serve(t *testing.T, opts grpcserver.Options, impl notifyv1.NotifyServiceSer
 	}
 	notifyv1.RegisterNotifyServiceServer(srv, impl)
 	srv.MarkServing()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close(); srv.Server.Stop() })
+	conn := testutil.ServeGRPC(t, srv.Serve, srv.Server.Stop)
 	return srv, conn
 }
 

@@ -20,23 +20,16 @@ import (
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
-type envelope struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type envelope = testutil.Envelope
 
 func call(t *testing.T, s *stack.Stack, token, method, path, body string) envelope {
 	t.Helper()
 	r := s.Do(t, method, path, body, stack.Bearer(token)...)
-	var env envelope
-	if err := json.Unmarshal(r.Body, &env); err != nil {
-		t.Fatalf("%s %s: not an envelope: %s", method, path, r.Body)
-	}
-	return env
+	return testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
 }
 
 func want(t *testing.T, s *stack.Stack, token, method, path, body string, code int, contains string) envelope {

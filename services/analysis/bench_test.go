@@ -72,7 +72,7 @@ func benchStore(b *testing.B, dialect string, orders int) warehouse.Store {
 // benchMetrics are the demo metrics as the semantic layer sees them.
 func benchMetrics() map[string]*semantic.Metric {
 	out := map[string]*semantic.Metric{}
-	for i, m := range DemoMetrics() {
+	for i, m := range demodata.Metrics() {
 		rec := &metricRecord{ID: int64(i + 1), Name: m.GetName(), Type: m.GetType(), Config: m.GetConfig()}
 		out[m.GetName()] = toSemantic(rec)
 	}

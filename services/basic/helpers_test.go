@@ -8,14 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
-type envelope struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type envelope = testutil.Envelope
 
 // tenant is a signed-in tenant of a running stack.
 type tenant struct {
@@ -52,11 +49,7 @@ func addTenant(t testing.TB, s *stack.Stack, code string) *tenant {
 func (tn *tenant) call(t testing.TB, method, path, body string) (int, envelope) {
 	t.Helper()
 	r := tn.s.Do(t, method, path, body, stack.Bearer(tn.tok)...)
-	var env envelope
-	if err := json.Unmarshal(r.Body, &env); err != nil {
-		t.Fatalf("%s %s: not an envelope: %s", method, path, r.Body)
-	}
-	return r.Status, env
+	return r.Status, testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
 }
 
 // want calls the gateway and checks the envelope code and that the message or data

@@ -209,15 +209,7 @@ func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 		}
 		// Read committed: the queue is read first, the rows after, so a row is never older
 		// than the seq read for it (a change in between keeps its key queued: its seq moved).
-		rows, err := tx.Query(ctx, "SELECT kind, id, seq FROM basic.warehouse_outbox WHERE tenant_id = $1 ORDER BY seq LIMIT $2", tenantID, outboxChunk)
-		if err != nil {
-			return err
-		}
-		items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queued, error) {
-			var q queued
-			err := r.Scan(&q.kind, &q.id, &q.seq)
-			return q, err
-		})
+		items, err := o.queuedKeys(ctx, tx, tenantID, outboxChunk)
 		if err != nil {
 			return err
 		}
@@ -251,20 +243,7 @@ func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 		if err := w.UpsertGoods(ctx, goods); err != nil {
 			return err
 		}
-		kinds := make([]string, n)
-		keys := make([]int64, n)
-		seqs := make([]int64, n)
-		for i, q := range items {
-			kinds[i], keys[i], seqs[i] = q.kind, q.id, q.seq
-		}
-		// Rows a write holds locked are skipped, never waited for (a write touching several
-		// keys in several statements could otherwise deadlock with this delete); the write
-		// gives them a new seq, so they stay queued for the next push.
-		_, err = tx.Exec(ctx, `DELETE FROM basic.warehouse_outbox o WHERE (o.tenant_id, o.kind, o.id) IN (
-			SELECT q.tenant_id, q.kind, q.id FROM basic.warehouse_outbox q
-			JOIN unnest($2::text[], $3::bigint[], $4::bigint[]) AS d(kind, id, seq) ON q.kind = d.kind AND q.id = d.id AND q.seq = d.seq
-			WHERE q.tenant_id = $1 FOR UPDATE OF q SKIP LOCKED)`, tenantID, kinds, keys, seqs)
-		return err
+		return o.unqueue(ctx, tx, tenantID, items)
 	})
 	return n, err
 }
@@ -292,16 +271,13 @@ func (o *outbox) run(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// retryAll asks for a push of every tenant with queued changes.
 func (o *outbox) retryAll(ctx context.Context) {
-	rows, err := o.pool.Query(ctx, "SELECT DISTINCT tenant_id FROM basic.warehouse_outbox")
+	tenants, err := o.queuedTenants(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			o.log.Warn("analytical store: reading the basic outbox failed", "error", err)
 		}
-		return
-	}
-	tenants, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
 		return
 	}
 	// Through the tenants' pushers, so a retry never overlaps a request's push.

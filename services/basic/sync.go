@@ -226,133 +226,202 @@ func sameSKU(a, b skuRecord) bool {
 	return a.Spec == b.Spec && a.Price == b.Price && a.Stock == b.Stock && a.ItemNo == b.ItemNo
 }
 
-// applyPage writes one page of platform goods in one transaction.
+// applyPage writes one page of platform goods in one transaction: it locks the shop's sync,
+// loads the goods the page names, works out what each one needs (pageWrite.planGoods) and
+// writes it all (pageWrite.write); then it keeps the categories the transaction created
+// and the page's outcomes.
 func (c *handlerDeps) applyPage(ctx context.Context, tenantID int64, sh *shopRecord, items []partners.PlatformGoods, cats *categoryCache, outcome map[string]int) error {
 	if len(items) == 0 {
 		return nil
 	}
-	created := map[string]int64{}
-	pageOutcome := map[string]int{}
+	var w *pageWrite
 	err := c.store.tx(ctx, func(tx pgx.Tx) error {
-		clear(created)
-		clear(pageOutcome)
+		w = newPageWrite(ctx, tx, tenantID, sh.ID, cats, items) // a retried transaction starts afresh
 		if err := xactLock(ctx, tx, lockShopSync, sh.ID); err != nil {
 			return err
 		}
-		ids := make([]string, 0, len(items))
-		for _, g := range items {
-			ids = append(ids, g.PlatformGoodsID)
-		}
-		existing, err := c.loadExisting(ctx, tx, tenantID, sh.ID, ids)
+		existing, err := c.loadExisting(ctx, tx, tenantID, sh.ID, platformIDs(items))
 		if err != nil {
 			return err
 		}
-		// Later copies of a goods in the page win (the listing moved while paging).
-		latest := map[string]partners.PlatformGoods{}
-		var order []string
-		for _, g := range items {
-			if _, ok := latest[g.PlatformGoodsID]; !ok {
-				order = append(order, g.PlatformGoodsID)
-			}
-			latest[g.PlatformGoodsID] = g
-		}
-		var ins insertGoods
-		var upd updateGoods
-		var skuUps []skuRecord // GoodsID set
-		var skuDel []int64
-		for _, pid := range order {
-			g := latest[pid]
-			n := normalize(g)
-			ex := existing[pid]
-			if ex == nil {
-				catID, err := cats.resolve(ctx, tx, tenantID, g.CategoryPath, created)
-				if err != nil {
-					return err
-				}
-				ins.add(pid, n, catID)
-				pageOutcome[pid] = outCreated
-				continue
-			}
-			if ex.status == statusDeleted {
-				pageOutcome[pid] = outUnchanged
-				continue
-			}
-			changed := false
-			want := *ex
-			want.name, want.status, want.price, want.imageURL = n.name, n.status, n.price, n.imageURL
-			if n.itemNo != "" {
-				want.itemNo = n.itemNo
-			}
-			if ex.cost == 0 && n.cost > 0 {
-				want.cost = n.cost
-			}
-			if ex.categoryID == 0 && len(splitPath(g.CategoryPath)) > 0 {
-				catID, err := cats.resolve(ctx, tx, tenantID, g.CategoryPath, created)
-				if err != nil {
-					return err
-				}
-				want.categoryID = catID
-			}
-			if want.name != ex.name || want.status != ex.status || want.price != ex.price || want.imageURL != ex.imageURL ||
-				want.itemNo != ex.itemNo || want.cost != ex.cost || want.categoryID != ex.categoryID {
-				changed = true
-			}
-			listed := map[string]bool{}
-			for _, k := range g.SKUs {
-				nk := normSKU(k)
-				listed[nk.PlatformSkuID] = true
-				if old, ok := ex.skus[nk.PlatformSkuID]; ok && sameSKU(old, nk) {
-					continue
-				}
-				nk.GoodsID = ex.id
-				skuUps = append(skuUps, nk)
-				changed = true
-			}
-			for sid, old := range ex.skus {
-				if !listed[sid] {
-					skuDel = append(skuDel, old.ID)
-					changed = true
-				}
-			}
-			if changed {
-				upd.add(want)
-				pageOutcome[pid] = outUpdated
-			} else {
-				pageOutcome[pid] = outUnchanged
-			}
-		}
-		newIDs, err := ins.exec(ctx, tx, tenantID, sh.ID)
-		if err != nil {
-			return err
-		}
-		for _, pid := range ins.pids {
-			for _, k := range latest[pid].SKUs {
-				nk := normSKU(k)
-				nk.GoodsID = newIDs[pid]
-				skuUps = append(skuUps, nk)
-			}
-		}
-		if err := upd.exec(ctx, tx, tenantID); err != nil {
-			return err
-		}
-		if len(skuDel) > 0 {
-			if err := deleteSKUs(ctx, tx, tenantID, skuDel); err != nil {
+		for _, pid := range w.order {
+			if err := w.planGoods(w.latest[pid], existing[pid]); err != nil {
 				return err
 			}
 		}
-		_, _, err = upsertSKUs(ctx, tx, tenantID, skuUps)
-		return err
+		return w.write()
 	})
 	if err != nil {
 		return err
 	}
-	for k, v := range created {
-		cats.ids[k] = v
+	w.keep(outcome)
+	return nil
+}
+
+// platformIDs lists the page's platform goods ids.
+func platformIDs(items []partners.PlatformGoods) []string {
+	ids := make([]string, 0, len(items))
+	for _, g := range items {
+		ids = append(ids, g.PlatformGoodsID)
 	}
-	for pid, o := range pageOutcome {
-		outcome[pid] = max(outcome[pid], o)
+	return ids
+}
+
+// pageWrite is one attempt at writing a page of platform goods: the goods to insert and
+// update, the SKUs to upsert and delete, and each goods' outcome.
+type pageWrite struct {
+	ctx              context.Context
+	tx               pgx.Tx
+	tenantID, shopID int64
+	cats             *categoryCache
+	created          map[string]int64 // categories this transaction created
+	outcome          map[string]int   // by platform goods id
+
+	latest map[string]partners.PlatformGoods // the last copy of each goods in the page
+	order  []string                          // platform goods ids, first seen first
+
+	ins    insertGoods
+	upd    updateGoods
+	skuUps []skuRecord // GoodsID set
+	skuDel []int64
+}
+
+// newPageWrite starts a write of items. Later copies of a goods in the page win (the
+// listing moved while paging).
+func newPageWrite(ctx context.Context, tx pgx.Tx, tenantID, shopID int64, cats *categoryCache, items []partners.PlatformGoods) *pageWrite {
+	w := &pageWrite{ctx: ctx, tx: tx, tenantID: tenantID, shopID: shopID, cats: cats,
+		created: map[string]int64{}, outcome: map[string]int{}, latest: map[string]partners.PlatformGoods{}}
+	for _, g := range items {
+		if _, ok := w.latest[g.PlatformGoodsID]; !ok {
+			w.order = append(w.order, g.PlatformGoodsID)
+		}
+		w.latest[g.PlatformGoodsID] = g
+	}
+	return w
+}
+
+// planGoods decides what g needs: an insert when it is new, nothing when its goods is
+// deleted, else an update and SKU changes when it differs from ex.
+func (w *pageWrite) planGoods(g partners.PlatformGoods, ex *existingGoods) error {
+	pid := g.PlatformGoodsID
+	n := normalize(g)
+	if ex == nil {
+		catID, err := w.cats.resolve(w.ctx, w.tx, w.tenantID, g.CategoryPath, w.created)
+		if err != nil {
+			return err
+		}
+		w.ins.add(pid, n, catID)
+		w.outcome[pid] = outCreated
+		return nil
+	}
+	if ex.status == statusDeleted {
+		w.outcome[pid] = outUnchanged
+		return nil
+	}
+	want, err := w.wanted(g, n, ex)
+	if err != nil {
+		return err
+	}
+	changed := goodsDiffers(want, *ex)
+	if w.planSKUs(g, ex) {
+		changed = true
+	}
+	if changed {
+		w.upd.add(want)
+		w.outcome[pid] = outUpdated
+	} else {
+		w.outcome[pid] = outUnchanged
 	}
 	return nil
+}
+
+// wanted is ex with the platform's fields: name, status, price and image always, the item
+// number when the platform has one, the cost when ex has none, and the category when ex has
+// none and the platform names one.
+func (w *pageWrite) wanted(g partners.PlatformGoods, n normGoods, ex *existingGoods) (existingGoods, error) {
+	want := *ex
+	want.name, want.status, want.price, want.imageURL = n.name, n.status, n.price, n.imageURL
+	if n.itemNo != "" {
+		want.itemNo = n.itemNo
+	}
+	if ex.cost == 0 && n.cost > 0 {
+		want.cost = n.cost
+	}
+	if ex.categoryID == 0 && len(splitPath(g.CategoryPath)) > 0 {
+		catID, err := w.cats.resolve(w.ctx, w.tx, w.tenantID, g.CategoryPath, w.created)
+		if err != nil {
+			return existingGoods{}, err
+		}
+		want.categoryID = catID
+	}
+	return want, nil
+}
+
+// goodsDiffers reports whether a and b differ in a field a sync writes.
+func goodsDiffers(a, b existingGoods) bool {
+	return a.name != b.name || a.status != b.status || a.price != b.price || a.imageURL != b.imageURL ||
+		a.itemNo != b.itemNo || a.cost != b.cost || a.categoryID != b.categoryID
+}
+
+// planSKUs queues the upserts of g's SKUs that are new or differ from ex's and the deletes
+// of ex's SKUs g no longer lists; it reports whether it queued any.
+func (w *pageWrite) planSKUs(g partners.PlatformGoods, ex *existingGoods) bool {
+	changed := false
+	listed := map[string]bool{}
+	for _, k := range g.SKUs {
+		nk := normSKU(k)
+		listed[nk.PlatformSkuID] = true
+		if old, ok := ex.skus[nk.PlatformSkuID]; ok && sameSKU(old, nk) {
+			continue
+		}
+		nk.GoodsID = ex.id
+		w.skuUps = append(w.skuUps, nk)
+		changed = true
+	}
+	for sid, old := range ex.skus {
+		if !listed[sid] {
+			w.skuDel = append(w.skuDel, old.ID)
+			changed = true
+		}
+	}
+	return changed
+}
+
+// write inserts the new goods (then queues their SKUs), updates the changed ones, deletes
+// the SKUs no longer listed and upserts the rest.
+func (w *pageWrite) write() error {
+	newIDs, err := w.ins.exec(w.ctx, w.tx, w.tenantID, w.shopID)
+	if err != nil {
+		return err
+	}
+	for _, pid := range w.ins.pids {
+		for _, k := range w.latest[pid].SKUs {
+			nk := normSKU(k)
+			nk.GoodsID = newIDs[pid]
+			w.skuUps = append(w.skuUps, nk)
+		}
+	}
+	if err := w.upd.exec(w.ctx, w.tx, w.tenantID); err != nil {
+		return err
+	}
+	if len(w.skuDel) > 0 {
+		if err := deleteSKUs(w.ctx, w.tx, w.tenantID, w.skuDel); err != nil {
+			return err
+		}
+	}
+	_, _, err = upsertSKUs(w.ctx, w.tx, w.tenantID, w.skuUps)
+	return err
+}
+
+// keep records a committed write: its categories in the cache, its outcomes in outcome
+// (the strongest outcome of a goods across pages).
+func (w *pageWrite) keep(outcome map[string]int) {
+	for k, v := range w.created {
+		w.cats.ids[k] = v
+	}
+	for pid, o := range w.outcome {
+		outcome[pid] = max(outcome[pid], o)
+	}
 }
 
 func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.SyncSkuFromPartnerARequest) (*basicv1.SyncSkuFromPartnerAResponse, error) {

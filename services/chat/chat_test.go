@@ -22,6 +22,7 @@ import (
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/chat"
 	"github.com/shopmind/shopmind/services/chat/agent"
@@ -73,11 +74,7 @@ func answer(err error, events ...*chatv2.SendMessageResponse) scripted {
 	}
 }
 
-type envelope struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type envelope = testutil.Envelope
 
 // call sends a JSON request and decodes the envelope.
 func call(t testing.TB, s *stack.Stack, method, path, body, token string) (int, envelope) {
@@ -87,11 +84,7 @@ func call(t testing.TB, s *stack.Stack, method, path, body, token string) (int, 
 		hdr = stack.Bearer(token)
 	}
 	r := s.Do(t, method, path, body, hdr...)
-	var env envelope
-	if err := json.Unmarshal(r.Body, &env); err != nil {
-		t.Fatalf("%s %s: not an envelope (HTTP %d): %s", method, path, r.Status, r.Body)
-	}
-	return r.Status, env
+	return r.Status, testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
 }
 
 // expect checks the envelope code (and HTTP status in mapped mode) and returns its data.

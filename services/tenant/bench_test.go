@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -49,15 +50,7 @@ func BenchmarkInfo(b *testing.B) {
 		for pb.Next() {
 			req, _ := http.NewRequest("GET", s.BaseURL+"/tenant/api/v1/tenant/auth/info", nil)
 			req.Header.Set("Authorization", "Bearer "+token)
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				b.Errorf("info: %d", resp.StatusCode)
+			if !testutil.DrainOK(b, client, req) {
 				return
 			}
 		}

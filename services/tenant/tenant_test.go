@@ -17,14 +17,11 @@ import (
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
-type envelope struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type envelope = testutil.Envelope
 
 func call(t *testing.T, s *stack.Stack, method, path, body, token string) (int, envelope) {
 	t.Helper()
@@ -33,11 +30,7 @@ func call(t *testing.T, s *stack.Stack, method, path, body, token string) (int, 
 		hdr = stack.Bearer(token)
 	}
 	r := s.Do(t, method, path, body, hdr...)
-	var env envelope
-	if err := json.Unmarshal(r.Body, &env); err != nil {
-		t.Fatalf("%s %s: not an envelope: %s", method, path, r.Body)
-	}
-	return r.Status, env
+	return r.Status, testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
 }
 
 func expect(t *testing.T, s *stack.Stack, method, path, body, token string, code int, contains string) envelope {

@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/shopmind/shopmind/internal/restapi"
 )
 
 // binding is the RPC behind a REST operation and the request field its body carries.
@@ -36,19 +38,8 @@ func httpBindings() map[string]binding {
 					continue
 				}
 				for _, r := range append([]*annotations.HttpRule{rule}, rule.GetAdditionalBindings()...) {
-					var verb, path string
-					switch p := r.GetPattern().(type) {
-					case *annotations.HttpRule_Get:
-						verb, path = "GET", p.Get
-					case *annotations.HttpRule_Post:
-						verb, path = "POST", p.Post
-					case *annotations.HttpRule_Put:
-						verb, path = "PUT", p.Put
-					case *annotations.HttpRule_Delete:
-						verb, path = "DELETE", p.Delete
-					case *annotations.HttpRule_Patch:
-						verb, path = "PATCH", p.Patch
-					default:
+					verb, path, ok := restapi.HTTPPattern(r)
+					if !ok {
 						continue
 					}
 					out[verb+" "+templateVar.ReplaceAllString(path, "{$1}")] = binding{method: md, body: r.GetBody()}

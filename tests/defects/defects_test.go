@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,23 +24,16 @@ import (
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services"
 )
 
-type envelope struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+type envelope = testutil.Envelope
 
 func decode(t testing.TB, r stack.Response) envelope {
 	t.Helper()
-	var env envelope
-	if err := json.Unmarshal(r.Body, &env); err != nil {
-		t.Fatalf("not an envelope (HTTP %d): %q", r.Status, r.Body)
-	}
-	return env
+	return testutil.DecodeEnvelope(t, "request", r.Status, r.Body)
 }
 
 // smallPool is the smallest pool the platform allows.
@@ -62,23 +54,21 @@ func demoShop(t *testing.T, s *stack.Stack) int64 {
 // parallel runs n requests at once and returns their answers and durations.
 func parallel(t *testing.T, s *stack.Stack, n int, req func(i int) (method, path, body string), auth []string) ([]stack.Response, []time.Duration) {
 	t.Helper()
+	type timed struct {
+		r    stack.Response
+		took time.Duration
+	}
+	res := testutil.Burst(n, func(i int) timed {
+		m, p, b := req(i)
+		t0 := time.Now()
+		r := s.Do(t, m, p, b, auth...)
+		return timed{r, time.Since(t0)}
+	})
 	out := make([]stack.Response, n)
 	took := make([]time.Duration, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			m, p, b := req(i)
-			t0 := time.Now()
-			out[i] = s.Do(t, m, p, b, auth...)
-			took[i] = time.Since(t0)
-		}()
+	for i, r := range res {
+		out[i], took[i] = r.r, r.took
 	}
-	close(start)
-	wg.Wait()
 	return out, took
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -248,22 +249,7 @@ func pct(as []answer, p int) time.Duration {
 }
 
 // burst sends n requests at once (released together) and returns their answers in order.
-func burst(n int, send func(i int) answer) []answer {
-	out := make([]answer, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			out[i] = send(i)
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return out
-}
+func burst(n int, send func(i int) answer) []answer { return testutil.Burst(n, send) }
 
 // codes counts the answers per envelope code (-2: transport error).
 func codes(as []answer) map[int]int {

@@ -203,80 +203,128 @@ func newWAF(cfg waf.Config, profile wafProfile, logger *slog.Logger) (*WAF, erro
 func (m *WAF) Inspect(r *http.Request) waf.Verdict { return m.inspect(r, nil) }
 
 // inspect is Inspect; matched, when not nil (tests), receives the ids of the rules that
-// matched.
+// matched. It opens a transaction, passes it the connection and the request line, reads the
+// body, leaves out the rules the request cannot need, passes the headers, runs the request
+// phases and, when nothing blocked, remembers which rules did not match.
 func (m *WAF) inspect(r *http.Request, matched *[]int) waf.Verdict {
-	var tx types.Transaction
-	if id := logging.RequestID(r.Context()); id != "" {
-		tx = m.coraza.NewTransactionWithID(id)
-	} else {
-		tx = m.coraza.NewTransaction()
+	tx := m.newTransaction(r)
+	defer closeTransaction(tx, matched)
+	uri, pathArgs := processRequestLine(tx, r)
+	// The body is read before any rule runs (a refusal waits until phase 1 passed, as it
+	// would have come after it): leaving rules out needs its bytes.
+	reqBody, bodyErr := m.readBody(r)
+	memo, in := m.leaveOutRules(tx, r, uri, pathArgs, reqBody)
+	defer putRequestBytes(in)
+	addRequestHeaders(tx, r)
+	if v, stop := m.runRequestPhases(tx, r, reqBody, bodyErr); stop {
+		return v
 	}
-	defer func() {
-		if matched != nil {
-			ids := make([]int, 0, 8)
-			for _, mr := range tx.MatchedRules() {
-				ids = append(ids, mr.Rule().ID())
-			}
-			*matched = ids
+	m.rememberMisses(tx, memo)
+	return waf.Verdict{}
+}
+
+// newTransaction opens a transaction named by the request id, when there is one.
+func (m *WAF) newTransaction(r *http.Request) types.Transaction {
+	if id := logging.RequestID(r.Context()); id != "" {
+		return m.coraza.NewTransactionWithID(id)
+	}
+	return m.coraza.NewTransaction()
+}
+
+// closeTransaction closes tx, first giving matched (when not nil) the ids of the rules
+// that matched.
+func closeTransaction(tx types.Transaction, matched *[]int) {
+	if matched != nil {
+		ids := make([]int, 0, 8)
+		for _, mr := range tx.MatchedRules() {
+			ids = append(ids, mr.Rule().ID())
 		}
-		_ = tx.Close()
-	}()
+		*matched = ids
+	}
+	_ = tx.Close()
+}
+
+// processRequestLine passes tx the client's address and the request line (its URI without
+// the typed query) and adds the path's arguments. It returns the URI it passed and whether
+// the path added arguments.
+func processRequestLine(tx types.Transaction, r *http.Request) (uri string, pathArgs bool) {
 	client, port := r.RemoteAddr, 0
 	if i := strings.LastIndexByte(r.RemoteAddr, ':'); i >= 0 {
 		client = r.RemoteAddr[:i]
 		port, _ = strconv.Atoi(r.RemoteAddr[i+1:])
 	}
 	tx.ProcessConnection(client, port, "", 0)
-	uri := r.RequestURI
+	uri = r.RequestURI
 	if uri == "" {
 		uri = r.URL.RequestURI()
 	}
 	uri = withoutTypedQuery(uri)
 	tx.ProcessURI(uri, r.Method, r.Proto)
-	pathArgs := addPathArguments(tx, r.URL.Path)
-	// The rules this request cannot need are left out before any runs: those whose targets
-	// are empty (skip.go), those no byte of the request can make match (prune.go) and
-	// those known not to match its inputs (rulememo.go). The body is read first (a
-	// refusal waits until phase 1 passed, as it would have come after it): pruning needs
-	// its bytes.
-	reqBody, bodyErr := m.readBody(r)
-	var memoKeys [][2]uint64
-	var memoValues []pendingValues
-	if m.skips != nil {
-		present := ^contentMask(0) // nothing skipped
-		skip := !m.switches.skipOff.Load()
-		if skip {
-			q := strings.IndexByte(uri, '?')
-			present = m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)
-		}
-		rm := m.skips.removal(present, skip)
-		var body *bodyFacts
-		if !m.switches.pruneOff.Load() {
-			in := requestBytesPool.Get().(*requestBytes)
-			defer requestBytesPool.Put(in) // body.keys points into it
-			m.prune.bytesOf(r, uri, reqBody, in)
-			n := len(m.prune.rules)
-			body = &bodyFacts{clean: make([]bool, n), dirty: make([][2]uint64, n)}
-			if in.keyed {
-				body.keys = &in.keys
-			}
-			for _, id := range m.prune.cachedPrunable(in, present, make([]int, 0, 128), body.clean, body.dirty) {
-				rm.add(id)
-			}
-		}
-		if !m.switches.cachesOff.Load() {
-			var known []int
-			known, memoKeys, memoValues = m.memo.known(m.memo.digest(r, uri), body)
-			for _, id := range known {
-				rm.add(id)
-			}
-		}
-		rm.apply(tx)
+	return uri, addPathArguments(tx, r.URL.Path)
+}
+
+// pendingMemo is what rememberMisses needs of the memo's lookup: nil keys, nothing to
+// remember.
+type pendingMemo struct {
+	keys   [][2]uint64
+	values []pendingValues
+}
+
+// leaveOutRules removes from tx, before any runs, the rules this request cannot need: those
+// whose targets are empty (skip.go), those no byte of the request can make match
+// (prune.go) and those known not to match its inputs (rulememo.go). It returns the memo's
+// pending lookup and the request's bytes taken from requestBytesPool (nil when none was
+// taken), which the caller puts back when the inspection is over.
+func (m *WAF) leaveOutRules(tx types.Transaction, r *http.Request, uri string, pathArgs bool, reqBody []byte) (memo pendingMemo, in *requestBytes) {
+	if m.skips == nil {
+		return memo, nil
 	}
-	// Header names go in lowercase: Coraza lowercases every key it compares (in
-	// every rule evaluation, each time allocating for a canonical name such as
-	// "User-Agent"); its header collection is case-insensitive and net/http has already
-	// canonicalized the names, so no case information is lost.
+	present := ^contentMask(0) // nothing skipped
+	skip := !m.switches.skipOff.Load()
+	if skip {
+		q := strings.IndexByte(uri, '?')
+		present = m.skips.present(r, q >= 0 && q < len(uri)-1, pathArgs)
+	}
+	rm := m.skips.removal(present, skip)
+	var body *bodyFacts
+	if !m.switches.pruneOff.Load() {
+		in = requestBytesPool.Get().(*requestBytes) // body.keys points into it
+		m.prune.bytesOf(r, uri, reqBody, in)
+		n := len(m.prune.rules)
+		body = &bodyFacts{clean: make([]bool, n), dirty: make([][2]uint64, n)}
+		if in.keyed {
+			body.keys = &in.keys
+		}
+		for _, id := range m.prune.cachedPrunable(in, present, make([]int, 0, 128), body.clean, body.dirty) {
+			rm.add(id)
+		}
+	}
+	if !m.switches.cachesOff.Load() {
+		var known []int
+		known, memo.keys, memo.values = m.memo.known(m.memo.digest(r, uri), body)
+		for _, id := range known {
+			rm.add(id)
+		}
+	}
+	rm.apply(tx)
+	return memo, in
+}
+
+// putRequestBytes puts in back in requestBytesPool; nil: nothing was taken.
+func putRequestBytes(in *requestBytes) {
+	if in != nil {
+		requestBytesPool.Put(in)
+	}
+}
+
+// addRequestHeaders passes tx the request's headers, with host, content-length and
+// transfer-encoding, which net/http keeps out of Header.
+//
+// Header names go in lowercase: Coraza lowercases every key it compares (in every rule
+// evaluation, each time allocating for a canonical name such as "User-Agent"); its header
+// collection is case-insensitive and net/http has already canonicalized the names, so no
+// case information is lost.
+func addRequestHeaders(tx types.Transaction, r *http.Request) {
 	for k, vs := range r.Header {
 		lk := wafHeaderName(k)
 		for _, v := range vs {
@@ -295,36 +343,47 @@ func (m *WAF) inspect(r *http.Request, matched *[]int) waf.Verdict {
 	for _, te := range r.TransferEncoding {
 		tx.AddRequestHeader("transfer-encoding", te)
 	}
+}
+
+// runRequestPhases runs phase 1 (headers), then, unless the body could not be read (a
+// refusal), writes the body and runs phase 2. stop: the request is blocked, by v.
+func (m *WAF) runRequestPhases(tx types.Transaction, r *http.Request, reqBody []byte, bodyErr error) (v waf.Verdict, stop bool) {
 	if it := tx.ProcessRequestHeaders(); it != nil {
-		return m.verdict(r, tx, it)
+		return m.verdict(r, tx, it), true
 	}
 	if bodyErr != nil {
-		return m.refuse(r, bodyErr)
+		return m.refuse(r, bodyErr), true
 	}
 	if len(reqBody) > 0 {
 		it, _, err := tx.WriteRequestBody(reqBody)
 		if err != nil {
-			return m.refuse(r, err)
+			return m.refuse(r, err), true
 		}
 		if it != nil {
-			return m.verdict(r, tx, it)
+			return m.verdict(r, tx, it), true
 		}
 	}
 	it, err := tx.ProcessRequestBody()
 	if err != nil {
-		return m.refuse(r, err)
+		return m.refuse(r, err), true
 	}
 	if it != nil {
-		return m.verdict(r, tx, it)
+		return m.verdict(r, tx, it), true
 	}
-	if memoKeys != nil { // every rule ran and nothing blocked: remember what did not match
-		fired := map[int]bool{}
-		for _, mr := range tx.MatchedRules() {
-			fired[mr.Rule().ID()] = true
-		}
-		m.memo.remember(memoKeys, memoValues, fired)
+	return waf.Verdict{}, false
+}
+
+// rememberMisses, after every rule ran and nothing blocked, remembers which of the memo's
+// rules did not match.
+func (m *WAF) rememberMisses(tx types.Transaction, memo pendingMemo) {
+	if memo.keys == nil {
+		return
 	}
-	return waf.Verdict{}
+	fired := map[int]bool{}
+	for _, mr := range tx.MatchedRules() {
+		fired[mr.Rule().ID()] = true
+	}
+	m.memo.remember(memo.keys, memo.values, fired)
 }
 
 var requestBytesPool = sync.Pool{New: func() any { return new(requestBytes) }}

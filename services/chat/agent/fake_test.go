@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/internal/analytics/demodata"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
@@ -25,35 +28,27 @@ var testNow = time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC)
 
 func testClock() time.Time { return testNow }
 
-// demoMetricDefs mirrors the demo tenant's metrics (services/analysis/seed.go).
+// demoMetricDefs are the demo tenant's metrics (demodata.Metrics and AverageOrderValue,
+// as services/analysis seeds them) with ids in creation order, listed by group.
 func demoMetricDefs() *analysisv1.ListMetricsResponse {
-	paid := &analysisv1.Condition{Field: "status", Operator: "in", Value: structpb.NewListValue(&structpb.ListValue{Values: []*structpb.Value{
-		structpb.NewStringValue("paid"), structpb.NewStringValue("shipped"), structpb.NewStringValue("completed")}})}
-	order := func(field string) *analysisv1.MetricConfig {
-		return &analysisv1.MetricConfig{Kind: &analysisv1.MetricConfig_Order{Order: &analysisv1.OrderConfig{
-			OrderField: field, TimeBasis: "ordered_at", QueryCondition: []*analysisv1.Condition{paid}}}}
+	metrics := demodata.Metrics()
+	ids := map[string]int64{}
+	for i, m := range metrics {
+		m.Id = int64(i + 1)
+		ids[m.Name] = m.Id
 	}
-	derived := func(field, agg string) *analysisv1.MetricConfig {
-		return &analysisv1.MetricConfig{Kind: &analysisv1.MetricConfig_Derived{Derived: &analysisv1.DerivedConfig{SourceField: field, Aggregation: agg}}}
+	aov := demodata.AverageOrderValue(ids["gmv"], ids["order_count"])
+	aov.Id = int64(len(metrics) + 1)
+	metrics = append(metrics, aov)
+	byGroup := map[string][]*analysisv1.Metric{}
+	for _, m := range metrics {
+		byGroup[m.Group] = append(byGroup[m.Group], m)
 	}
-	sales := []*analysisv1.Metric{
-		{Id: 1, Name: "gmv", DisplayName: "GMV", Group: "Sales", Type: "order", Config: order("paid_amount"),
-			Description: "Paid amount of paid, shipped and completed orders", Synonyms: []string{"销售额", "成交额", "sales", "revenue", "GMV"}},
-		{Id: 2, Name: "order_count", DisplayName: "Orders", Group: "Sales", Type: "order", Config: order("order_id"),
-			Description: "Number of paid, shipped and completed orders", Synonyms: []string{"订单数", "订单量", "orders"}},
-		{Id: 3, Name: "units_sold", DisplayName: "Units sold", Group: "Sales", Type: "derived", Config: derived("basic_order_items.quantity", "sum"),
-			Description: "Units on all order lines", Synonyms: []string{"销量", "件数", "units"}},
-		{Id: 6, Name: "avg_order_value", DisplayName: "Average order value", Group: "Sales", Type: "formula",
-			Description: "GMV per order", Synonyms: []string{"客单价", "AOV", "average order value"},
-			Config: &analysisv1.MetricConfig{Kind: &analysisv1.MetricConfig_Formula{Formula: &analysisv1.FormulaConfig{Expression: "gmv / order_count", DependencyIds: []int64{1, 2}}}}},
+	var res analysisv1.ListMetricsResponse
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		res.Groups = append(res.Groups, &analysisv1.MetricGroup{Group: g, Metrics: byGroup[g]})
 	}
-	return &analysisv1.ListMetricsResponse{Groups: []*analysisv1.MetricGroup{
-		{Group: "Customers", Metrics: []*analysisv1.Metric{{Id: 5, Name: "buyers", DisplayName: "Buyers", Group: "Customers", Type: "derived",
-			Config: derived("basic_orders.buyer_id", "count_distinct"), Description: "Distinct buyers", Synonyms: []string{"买家数", "客户数", "customers", "buyers"}}}},
-		{Group: "Goods", Metrics: []*analysisv1.Metric{{Id: 4, Name: "line_amount", DisplayName: "Line amount", Group: "Goods", Type: "derived",
-			Config: derived("basic_order_items.amount", "sum"), Description: "Amount of order lines (by goods or category)", Synonyms: []string{"商品销售额", "goods sales"}}}},
-		{Group: "Sales", Metrics: sales},
-	}}
+	return &res
 }
 
 type fakeOrder struct {

@@ -15,6 +15,7 @@ import (
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 
 // OfflineModel is the model name of the offline analyst's chunks.
@@ -94,8 +95,62 @@ func defaultTopN(dim string) int {
 	return 50
 }
 
-// Answer implements Agent.
+// Answer implements Agent: it reads the question, finds its metrics, sends the plan,
+// queries the period and the one before it, narrates the numbers and draws the chart, each
+// a step of an offlineAnswer. A step may end the answer early (a failure the user can act
+// on, a question without a metric); the steps after it are then not run.
 func (a *OfflineAnalyst) Answer(ctx context.Context, req *Request, emit Emit) error {
+	r, err := a.begin(ctx, req, emit)
+	if err != nil {
+		return err
+	}
+	steps := []func() error{
+		r.readQuestion,
+		r.searchIndicators,
+		r.helpWithoutMetric,
+		r.settleQuestion,
+		r.sendPlan,
+		r.queryPeriod,
+		r.comparePreviousPeriod,
+		r.narrate,
+		r.drawChart,
+		r.finish,
+	}
+	for _, step := range steps {
+		if err := step(); err != nil || r.ended {
+			return err
+		}
+	}
+	return nil
+}
+
+// offlineAnswer is one answer in the making: the request, the events it has sent and what
+// its steps have found so far.
+type offlineAnswer struct {
+	a     *OfflineAnalyst
+	ctx   context.Context
+	req   *Request
+	env   *ToolEnv
+	now   time.Time
+	e     *emitter
+	th    *thinking
+	pl    *plan
+	zh    bool
+	ended bool // the reply is complete (finished, explained or helped); no step follows
+
+	metrics []MetricInfo
+	byName  map[string]MetricInfo
+	q       Question
+	prev    period.Period // the period before the question's, of the same length
+
+	args     QueryArgs     // the question's query
+	main     *QueryOutcome // its result
+	totals   *QueryOutcome // the period's totals (main itself when the query has no split)
+	previous *QueryOutcome // the previous period's totals; nil when that query failed
+}
+
+// begin opens the thinking process with its first step and checks the caller.
+func (a *OfflineAnalyst) begin(ctx context.Context, req *Request, emit Emit) (*offlineAnswer, error) {
 	if req.Identity != nil {
 		ctx = authn.WithIdentity(ctx, req.Identity)
 	}
@@ -104,163 +159,212 @@ func (a *OfflineAnalyst) Answer(ctx context.Context, req *Request, emit Emit) er
 	zh := hasHan(req.Message)
 	th := &thinking{e: e, id: "thinking", title: tr(zh, "Analysing the question", "分析问题")}
 	if err := th.add(Step{Title: tr(zh, "Reading the question", "理解问题"), Status: StatusRunning}); err != nil {
-		return err
+		return nil, err
 	}
 	if req.Identity == nil {
-		return apperr.New(apperr.KindUnauthenticated, "no caller identity")
+		return nil, apperr.New(apperr.KindUnauthenticated, "no caller identity")
 	}
-	env := &ToolEnv{Request: req}
+	return &offlineAnswer{a: a, ctx: ctx, req: req, env: &ToolEnv{Request: req}, now: now, e: e, th: th, zh: zh}, nil
+}
 
-	metrics, err := listMetrics(ctx, a.analytics)
+// fail ends the answer with the failure (OfflineAnalyst.fail).
+func (r *offlineAnswer) fail(err error, en, cn string) error {
+	r.ended = true
+	return r.a.fail(r.ctx, r.e, r.th, r.zh, err, tr(r.zh, en, cn))
+}
+
+// readQuestion lists the tenant's metrics and parses the question with their words.
+func (r *offlineAnswer) readQuestion() error {
+	metrics, err := listMetrics(r.ctx, r.a.analytics)
 	if err != nil {
-		_ = th.update(StatusError, ToolErrorMessage(err))
-		return a.fail(ctx, e, th, zh, err, tr(zh, "I could not read your metric definitions", "无法读取指标定义"))
+		_ = r.th.update(StatusError, ToolErrorMessage(err))
+		return r.fail(err, "I could not read your metric definitions", "无法读取指标定义")
 	}
-	q := ParseQuestion(req.Message, now, metrics, nil)
-	if err := th.update(StatusDone, a.describeParse(q, zh)); err != nil {
-		return err
-	}
+	r.metrics = metrics
+	r.q = ParseQuestion(r.req.Message, r.now, metrics, nil)
+	return r.th.update(StatusDone, r.a.describeParse(r.q, r.zh))
+}
 
-	// search_indicators: shown in the thinking process; taken when no metric word matched
-	if err := th.add(Step{Title: tr(zh, "Searching indicators", "检索指标"), Tool: ToolSearchIndicators, Status: StatusRunning}); err != nil {
-		return err
-	}
-	query := q.Rest
-	if len(q.Metrics) > 0 {
+// searchQuery is what search_indicators looks for: the question's metric words, else the
+// rest of the question, else the whole message.
+func (r *offlineAnswer) searchQuery() string {
+	query := r.q.Rest
+	if len(r.q.Metrics) > 0 {
 		var words []string
-		for _, m := range q.Metrics {
-			words = append(words, q.Terms[m])
+		for _, m := range r.q.Metrics {
+			words = append(words, r.q.Terms[m])
 		}
 		query = strings.Join(words, " ")
 	}
 	if strings.TrimSpace(query) == "" {
-		query = req.Message
+		query = r.req.Message
 	}
-	args, _ := json.Marshal(map[string]any{"query": query, "top_k": 3})
-	_, res, serr := a.tools.Run(ctx, env, ToolSearchIndicators, string(args))
+	return query
+}
+
+// searchIndicators runs search_indicators, shown in the thinking process; its best hit is
+// taken when no metric word of the tenant matched and it scores high enough.
+func (r *offlineAnswer) searchIndicators() error {
+	if err := r.th.add(Step{Title: tr(r.zh, "Searching indicators", "检索指标"), Tool: ToolSearchIndicators, Status: StatusRunning}); err != nil {
+		return err
+	}
+	args, _ := json.Marshal(map[string]any{"query": r.searchQuery(), "top_k": 3})
+	_, res, serr := r.a.tools.Run(r.ctx, r.env, ToolSearchIndicators, string(args))
 	var hits []MetricHit
 	if serr == nil && res != nil {
 		hits, _ = res.Data.([]MetricHit)
 	}
-	if len(q.Metrics) == 0 && len(hits) > 0 && hits[0].Score >= a.opts.MinSearchScore {
-		q.Metrics = []string{hits[0].Metric.Name}
-		q.Terms[hits[0].Metric.Name] = hits[0].Matched
+	if len(r.q.Metrics) == 0 && len(hits) > 0 && hits[0].Score >= r.a.opts.MinSearchScore {
+		r.q.Metrics = []string{hits[0].Metric.Name}
+		r.q.Terms[hits[0].Metric.Name] = hits[0].Matched
 	}
 	if serr != nil {
-		a.opts.Logger.Warn("search_indicators failed; words only", "error", serr)
-		_ = th.update(StatusError, ToolErrorMessage(serr))
-	} else {
-		var found []string
-		for _, h := range hits {
-			found = append(found, fmt.Sprintf("%s (%.2f)", h.Metric.Name, h.Score))
-		}
-		_ = th.update(StatusDone, strings.Join(found, ", "))
+		r.a.opts.Logger.Warn("search_indicators failed; words only", "error", serr)
+		_ = r.th.update(StatusError, ToolErrorMessage(serr))
+		return nil
 	}
-	if len(q.Metrics) == 0 {
-		if err := th.done(StatusDone); err != nil {
-			return err
-		}
-		return a.help(ctx, e, req.Message, zh, metrics)
+	var found []string
+	for _, h := range hits {
+		found = append(found, fmt.Sprintf("%s (%.2f)", h.Metric.Name, h.Score))
 	}
-	q.ApplyGrainRule(metrics)
-	byName := map[string]MetricInfo{}
-	for _, m := range metrics {
-		byName[m.Name] = m
+	_ = r.th.update(StatusDone, strings.Join(found, ", "))
+	return nil
+}
+
+// helpWithoutMetric ends the answer with example questions when no metric was found.
+func (r *offlineAnswer) helpWithoutMetric() error {
+	if len(r.q.Metrics) > 0 {
+		return nil
 	}
-	if err := th.add(Step{Title: tr(zh, "Understood", "已理解"), Detail: a.describeQuestion(q, byName, zh), Status: StatusDone}); err != nil {
+	r.ended = true
+	if err := r.th.done(StatusDone); err != nil {
 		return err
 	}
+	return r.a.help(r.ctx, r.e, r.req.Message, r.zh, r.metrics)
+}
 
-	prev := q.Period.Previous()
-	pl := &plan{e: e, id: "plan", title: tr(zh, "Analysis plan", "分析计划"), tasks: []Step{
-		{ID: "query", Title: a.queryTitle(q, byName, zh), Status: StatusPending, Tool: ToolQueryMetrics},
-		{ID: "compare", Title: tr(zh, "Compare with ", "对比上一期 ") + prev.Range(), Status: StatusPending, Tool: ToolQueryMetrics},
+// settleQuestion applies the grain rule and shows the question as understood.
+func (r *offlineAnswer) settleQuestion() error {
+	r.q.ApplyGrainRule(r.metrics)
+	r.byName = map[string]MetricInfo{}
+	for _, m := range r.metrics {
+		r.byName[m.Name] = m
+	}
+	return r.th.add(Step{Title: tr(r.zh, "Understood", "已理解"), Detail: r.a.describeQuestion(r.q, r.byName, r.zh), Status: StatusDone})
+}
+
+// sendPlan sends the task plan: query, compare, summary, chart.
+func (r *offlineAnswer) sendPlan() error {
+	zh := r.zh
+	r.prev = r.q.Period.Previous()
+	r.pl = &plan{e: r.e, id: "plan", title: tr(zh, "Analysis plan", "分析计划"), tasks: []Step{
+		{ID: "query", Title: r.a.queryTitle(r.q, r.byName, zh), Status: StatusPending, Tool: ToolQueryMetrics},
+		{ID: "compare", Title: tr(zh, "Compare with ", "对比上一期 ") + r.prev.Range(), Status: StatusPending, Tool: ToolQueryMetrics},
 		{ID: "summary", Title: tr(zh, "Summarise the numbers", "总结数据"), Status: StatusPending},
 		{ID: "chart", Title: tr(zh, "Draw the chart", "生成图表"), Status: StatusPending},
 	}}
-	if err := pl.send(); err != nil {
-		return err
-	}
+	return r.pl.send()
+}
 
-	// the question's query
-	mainArgs := QueryArgs{Metrics: q.Metrics, Granularity: q.Granularity,
+// questionQuery is the question's query_metrics arguments: its metrics over its period,
+// split by its dimension (top N rows when not also by time) or by its granularity.
+func questionQuery(q Question) QueryArgs {
+	args := QueryArgs{Metrics: q.Metrics, Granularity: q.Granularity,
 		StartDate: q.Period.Start.Format(time.DateOnly), EndDate: q.Period.LastDay().Format(time.DateOnly)}
 	if q.Dimension != "" {
-		mainArgs.Dimensions = []string{q.Dimension}
+		args.Dimensions = []string{q.Dimension}
 		if q.Granularity == "" {
-			mainArgs.TopN = q.TopN
-			if mainArgs.TopN == 0 {
-				mainArgs.TopN = defaultTopN(q.Dimension)
+			args.TopN = q.TopN
+			if args.TopN == 0 {
+				args.TopN = defaultTopN(q.Dimension)
 			}
 		}
 	}
-	if err := pl.set("query", StatusRunning); err != nil {
+	return args
+}
+
+// split reports whether the question's query is split by a dimension or by time.
+func (r *offlineAnswer) split() bool {
+	return len(r.args.Dimensions) > 0 || r.args.Granularity != ""
+}
+
+// queryPeriod runs the question's query and, when it is split, the period's totals too.
+func (r *offlineAnswer) queryPeriod() error {
+	r.args = questionQuery(r.q)
+	if err := r.pl.set("query", StatusRunning); err != nil {
 		return err
 	}
-	main, err := a.query(ctx, env, th, mainArgs, zh)
+	main, err := r.a.query(r.ctx, r.env, r.th, r.args, r.zh)
 	if err != nil {
-		_ = pl.set("query", StatusError)
-		return a.fail(ctx, e, th, zh, err, tr(zh, "The query failed", "查询失败"))
+		_ = r.pl.set("query", StatusError)
+		return r.fail(err, "The query failed", "查询失败")
 	}
-	totals := main
-	if len(mainArgs.Dimensions) > 0 || mainArgs.Granularity != "" {
-		totalArgs := QueryArgs{Metrics: q.Metrics, StartDate: mainArgs.StartDate, EndDate: mainArgs.EndDate}
-		if totals, err = a.query(ctx, env, th, totalArgs, zh); err != nil {
-			_ = pl.set("query", StatusError)
-			return a.fail(ctx, e, th, zh, err, tr(zh, "The query failed", "查询失败"))
+	r.main, r.totals = main, main
+	if r.split() {
+		totalArgs := QueryArgs{Metrics: r.q.Metrics, StartDate: r.args.StartDate, EndDate: r.args.EndDate}
+		if r.totals, err = r.a.query(r.ctx, r.env, r.th, totalArgs, r.zh); err != nil {
+			_ = r.pl.set("query", StatusError)
+			return r.fail(err, "The query failed", "查询失败")
 		}
 	}
-	if err := pl.set("query", StatusDone); err != nil {
-		return err
-	}
+	return r.pl.set("query", StatusDone)
+}
 
-	// the previous period, for the change
-	if err := pl.set("compare", StatusRunning); err != nil {
+// comparePreviousPeriod queries the previous period's totals, for the change; its failure
+// leaves the answer without a comparison.
+func (r *offlineAnswer) comparePreviousPeriod() error {
+	if err := r.pl.set("compare", StatusRunning); err != nil {
 		return err
 	}
-	prevArgs := QueryArgs{Metrics: q.Metrics, StartDate: prev.Start.Format(time.DateOnly), EndDate: prev.LastDay().Format(time.DateOnly)}
-	previous, perr := a.query(ctx, env, th, prevArgs, zh)
-	if perr != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	prevArgs := QueryArgs{Metrics: r.q.Metrics, StartDate: r.prev.Start.Format(time.DateOnly), EndDate: r.prev.LastDay().Format(time.DateOnly)}
+	previous, err := r.a.query(r.ctx, r.env, r.th, prevArgs, r.zh)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return r.ctx.Err()
 		}
-		a.opts.Logger.Warn("previous period query failed", "error", perr)
-		previous = nil
-		_ = pl.set("compare", StatusError)
-	} else if err := pl.set("compare", StatusDone); err != nil {
-		return err
+		r.a.opts.Logger.Warn("previous period query failed", "error", err)
+		r.previous = nil
+		_ = r.pl.set("compare", StatusError)
+		return nil
 	}
+	r.previous = previous
+	return r.pl.set("compare", StatusDone)
+}
 
-	// narrative
-	if err := pl.set("summary", StatusRunning); err != nil {
+// narrate streams the narrative with the numbers.
+func (r *offlineAnswer) narrate() error {
+	if err := r.pl.set("summary", StatusRunning); err != nil {
 		return err
 	}
-	text := a.narrative(q, byName, main, totals, previous, zh)
-	if err := streamText(e, text); err != nil {
+	text := r.a.narrative(r.q, r.byName, r.main, r.totals, r.previous, r.zh)
+	if err := streamText(r.e, text); err != nil {
 		return err
 	}
-	if err := pl.set("summary", StatusDone); err != nil {
-		return err
-	}
+	return r.pl.set("summary", StatusDone)
+}
 
-	// chart
+// drawChart sends the visualization: the split's chart, or a table of the totals.
+func (r *offlineAnswer) drawChart() error {
 	var viz *chatv2.VisualizationEvent
-	title := a.chartTitle(q, byName, zh)
-	if len(mainArgs.Dimensions) > 0 || mainArgs.Granularity != "" {
-		viz = buildVisualization("viz-1", title, main.Response, byName)
+	title := r.a.chartTitle(r.q, r.byName, r.zh)
+	if r.split() {
+		viz = buildVisualization("viz-1", title, r.main.Response, r.byName)
 	} else {
-		viz = totalsTable("viz-1", title, q, byName, totals, previous, zh)
+		viz = totalsTable("viz-1", title, r.q, r.byName, r.totals, r.previous, r.zh)
 	}
-	if err := e.visualization(viz); err != nil {
+	if err := r.e.visualization(viz); err != nil {
 		return err
 	}
-	if err := pl.set("chart", StatusDone); err != nil {
+	return r.pl.set("chart", StatusDone)
+}
+
+// finish closes the thinking process and ends the reply.
+func (r *offlineAnswer) finish() error {
+	r.ended = true
+	if err := r.th.done(StatusDone); err != nil {
 		return err
 	}
-	if err := th.done(StatusDone); err != nil {
-		return err
-	}
-	return e.finish("stop")
+	return r.e.finish("stop")
 }
 
 // query runs query_metrics through the registry, shown as a thinking step.
