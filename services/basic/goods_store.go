@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -423,7 +424,15 @@ func setClause(w *sqlWhere, in goodsInput, mask []string) string {
 // transaction (see createGoods).
 func (s *store) updateGoods(ctx context.Context, tenantID, id int64, in goodsInput, mask []string) (*goodsRecord, error) {
 	var g *goodsRecord
+	changesItemNo := in.ItemNo != "" && slices.Contains(mask, "item_no")
 	err := s.tx(ctx, func(tx pgx.Tx) error {
+		// Locks in one order everywhere: the tenant's item number lock before goods rows (the
+		// item number import takes them in that order too).
+		if changesItemNo {
+			if err := xactLock(ctx, tx, lockItemNo, tenantID); err != nil {
+				return err
+			}
+		}
 		var shopID int64
 		var status string
 		err := tx.QueryRow(ctx, "SELECT shop_id, status FROM basic.goods WHERE tenant_id = $1 AND id = $2 FOR UPDATE", tenantID, id).Scan(&shopID, &status)
@@ -440,10 +449,7 @@ func (s *store) updateGoods(ctx context.Context, tenantID, id int64, in goodsInp
 			return err
 		}
 		for _, p := range mask {
-			if p == "item_no" && in.ItemNo != "" {
-				if err := xactLock(ctx, tx, lockItemNo, tenantID); err != nil {
-					return err
-				}
+			if p == "item_no" && changesItemNo {
 				owner, err := s.itemNoOwner(ctx, tx, tenantID, shopID, in.ItemNo, id)
 				if err != nil {
 					return err
@@ -582,7 +588,7 @@ func (s *store) importItemNumbers(ctx context.Context, tenantID int64, rows []im
 			deleted bool
 		}
 		state := map[int64]*goodsState{}
-		dbRows, err := tx.Query(ctx, "SELECT id, shop_id, item_no, status FROM basic.goods WHERE tenant_id = $1 AND id = ANY($2) FOR UPDATE", tenantID, ids)
+		dbRows, err := tx.Query(ctx, "SELECT id, shop_id, item_no, status FROM basic.goods WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE", tenantID, ids)
 		if err != nil {
 			return err
 		}

@@ -27,9 +27,10 @@ type querier interface {
 
 // Advisory lock classes (the two-key form: class, tenant or shop id).
 const (
-	lockOutbox   = 0x62610001 // one push to the analytical store per tenant at a time
-	lockItemNo   = 0x62610002 // item number changes of a tenant (uniqueness per shop)
-	lockShopSync = 0x62610003 // one page of a platform sync per shop at a time
+	lockOutbox     = 0x62610001 // one push to the analytical store per tenant at a time
+	lockItemNo     = 0x62610002 // item number changes of a tenant (uniqueness per shop)
+	lockShopSync   = 0x62610003 // one page of a platform sync per shop at a time
+	lockCategories = 0x62610004 // creation of a tenant's categories by sync
 )
 
 // xactLock takes a transaction-scoped advisory lock.

@@ -23,6 +23,11 @@ func categoryChild(ctx context.Context, tx pgx.Tx, tenantID, parent int64, name 
 	var id int64
 	err := tx.QueryRow(ctx, "SELECT id FROM basic.categories WHERE tenant_id = $1 AND parent_id = $2 AND name = $3", tenantID, parent, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
+		// New categories of a tenant are created one transaction at a time: two syncs creating
+		// the same new paths in different orders would otherwise deadlock on the unique key.
+		if err := xactLock(ctx, tx, lockCategories, tenantID); err != nil {
+			return 0, err
+		}
 		err = tx.QueryRow(ctx, `INSERT INTO basic.categories (tenant_id, parent_id, name, level) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (tenant_id, parent_id, name) DO UPDATE SET name = EXCLUDED.name RETURNING id`, tenantID, parent, name, level).Scan(&id)
 	}
