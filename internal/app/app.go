@@ -44,7 +44,7 @@ type Addrs struct {
 
 // Options configure Run.
 type Options struct {
-	Config  *config.Config
+	Config  *Config
 	Logger  *slog.Logger
 	Targets string
 	// Services are the service definitions the binary knows (services.All()).
@@ -57,7 +57,7 @@ type Options struct {
 // function (modules.go) fills in its part.
 type app struct {
 	ctx      context.Context // Run's context: the start-up's work
-	cfg      *config.Config
+	cfg      *Config
 	log      *slog.Logger
 	opts     Options
 	modules  []string      // resolved, in start order
@@ -210,7 +210,7 @@ func names(defs []service.Def) []string {
 func initDatabase(a *app) (module, error) {
 	return hooks{
 		start: func(ctx context.Context) (err error) {
-			a.pool, err = openDatabase(ctx, a.cfg, a.log, a.selected)
+			a.pool, err = openDatabase(ctx, &a.cfg.Config, a.log, a.selected)
 			return err
 		},
 		stop: func(context.Context) error {
@@ -272,7 +272,7 @@ func initDiscovery(a *app) (module, error) {
 // authentication. The services' background work lives until the server stops, which
 // happens after it has drained (grpc-serve stops first).
 func initGRPCServer(a *app) (module, error) {
-	a.auth, a.permissions = newAuthenticator(a.cfg, a.tokens, a.rev, a.dial)
+	a.auth, a.permissions = newAuthenticator(&a.cfg.Config, a.tokens, a.rev, a.dial)
 	srv, err := grpcserver.New(grpcserver.Options{Logger: a.log, Registry: a.registry,
 		Unary: []grpc.UnaryServerInterceptor{a.auth.Unary}, Stream: []grpc.StreamServerInterceptor{a.auth.Stream}})
 	if err != nil {
@@ -307,7 +307,7 @@ func initService(name string) func(*app) (module, error) {
 
 // deps are what the hosted services receive.
 func (a *app) deps() service.Deps {
-	return service.Deps{Config: a.cfg, Logger: a.log, DB: a.pool, Dial: a.dial, Auth: a.auth, Permissions: a.permissions}
+	return service.Deps{Config: &a.cfg.Config, Logger: a.log, DB: a.pool, Dial: a.dial, Auth: a.auth, Permissions: a.permissions}
 }
 
 // initGRPCServe serves the gRPC server once every hosted service has registered; stopping
@@ -373,7 +373,7 @@ func initGateway(a *app) (module, error) {
 			}
 			gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: a.log, Registry: a.registry, Backends: backends,
 				EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
-				Authenticate: newEdgeAuth(cfg, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
+				Authenticate: newEdgeAuth(&cfg.Config, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
 				SSEKeepAlive: cfg.Chat.SSEKeepAlive})
 			if err != nil {
 				return err

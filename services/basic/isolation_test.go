@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -100,7 +100,7 @@ func TestTenantIsolation(t *testing.T) {
 // A failed write to the analytical store does not fail the request; the change stays
 // queued and the background loop delivers it once the store is back.
 func TestWarehouseWriteRetried(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.Basic.WarehouseRetryInterval = 100 * time.Millisecond })
+	s := stack.Start(t, func(c *app.Config) { c.Basic.WarehouseRetryInterval = 100 * time.Millisecond })
 	d := demo(t, s)
 	shop := d.addShop(t, "Shop", "tmall", "s", "active")
 	g := d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Before"}}`, shop))

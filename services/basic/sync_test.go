@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/basic/partners"
 	"github.com/shopmind/shopmind/services/basic/partners/partnerstest"
@@ -76,7 +76,7 @@ func TestSync(t *testing.T) {
 	partnerA := newSwitchable(t)
 	partnerA.to(partnerstest.NewPartnerAServer(t, skus, partnerstest.Faults{}))
 
-	s := stack.Start(t, func(c *config.Config) {
+	s := stack.Start(t, func(c *app.Config) {
 		c.Basic.PlatformURL, c.Basic.PlatformKey = platform.srv.URL, partnerstest.Key
 		c.Basic.PartnerAURL, c.Basic.PartnerAKey = partnerA.srv.URL, partnerstest.Key
 		c.Basic.UpstreamRetries = 1

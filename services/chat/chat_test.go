@@ -19,8 +19,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/chat"
@@ -631,7 +631,7 @@ func TestPipelineTimeout(t *testing.T) {
 		_ = emit(chunk("thinking..."))
 		<-ctx.Done()
 		return ctx.Err()
-	}), func(c *config.Config) { c.Chat.PipelineTimeout = 300 * time.Millisecond })
+	}), func(c *app.Config) { c.Chat.PipelineTimeout = 300 * time.Millisecond })
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"slow"}`, token)
 	errEv := events[len(events)-2]
@@ -649,7 +649,7 @@ func TestKeepAlive(t *testing.T) {
 	s := start(t, scripted(func(ctx context.Context, _ *agent.Request, emit agent.Emit) error {
 		time.Sleep(350 * time.Millisecond)
 		return emit(chunk("late"))
-	}), func(c *config.Config) { c.Chat.SSEKeepAlive = 50 * time.Millisecond })
+	}), func(c *app.Config) { c.Chat.SSEKeepAlive = 50 * time.Millisecond })
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"slow"}`, token)
 	if es.comments < 4 || textOf(t, events) != "late" {
@@ -722,7 +722,7 @@ func TestIdleCleanupRebuildsFromStorage(t *testing.T) {
 		seen = append(seen, req.History)
 		mu.Unlock()
 		return emit(chunk("answer to " + req.Message))
-	}), func(c *config.Config) {
+	}), func(c *app.Config) {
 		c.Chat.SessionIdleTimeout = 700 * time.Millisecond
 		c.Chat.CleanupInterval = 50 * time.Millisecond
 	})
@@ -755,7 +755,7 @@ func TestHistoryWindowAndRepair(t *testing.T) {
 		last = req.History
 		mu.Unlock()
 		return emit(chunk("ok"))
-	}), func(c *config.Config) { c.Chat.HistoryMessages = 4 })
+	}), func(c *app.Config) { c.Chat.HistoryMessages = 4 })
 	token := s.Admin(t).Access
 	es, _ := stream(t, s, "/api/v2/chat/message", `{"message":"q1"}`, token)
 	convID := es.resp.Header.Get("X-Conversation-Id")
@@ -1024,7 +1024,7 @@ func TestSessionIsolation(t *testing.T) {
 // an LLM endpoint) answers through the bridge and is stored; the health endpoint reports
 // PostgreSQL and the vector store.
 func TestProductionWiring(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.DemoData = true })
+	s := stack.Start(t, func(c *app.Config) { c.DemoData = true })
 	token := s.Admin(t).Access
 	data := expect(t, s, "GET", "/api/v1/health/health", "", "", 0, "")
 	h := decode[struct {
@@ -1058,7 +1058,7 @@ func TestLLMAgentThroughTheBridge(t *testing.T) {
 		llmtest.Reply{Text: []string{"Hello ", "there."}, Usage: &llm.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}},
 		llmtest.Reply{Text: []string{"Second ", "answer ", "cut"}, FailAfter: 2, ErrorMessage: "overloaded"},
 	)
-	s := stack.Start(t, func(c *config.Config) { c.LLM.BaseURL = fake.BaseURL(); c.LLM.MaxRetries = 0 })
+	s := stack.Start(t, func(c *app.Config) { c.LLM.BaseURL = fake.BaseURL(); c.LLM.MaxRetries = 0 })
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"hi"}`, token)
 	convID := es.resp.Header.Get("X-Conversation-Id")

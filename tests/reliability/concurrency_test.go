@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/basic/partners"
 	"github.com/shopmind/shopmind/services/basic/partners/partnerstest"
@@ -39,7 +39,7 @@ func newSuite(t *testing.T, opts ...stack.Option) *suite {
 	}
 	platform := partnerstest.NewPlatformServer(t, catalogs, partnerstest.Faults{})
 	partnerA := partnerstest.NewPartnerAServer(t, skus, partnerstest.Faults{})
-	opts = append([]stack.Option{smallPool, func(c *config.Config) {
+	opts = append([]stack.Option{smallPool, func(c *app.Config) {
 		c.Basic.PlatformURL, c.Basic.PlatformKey = platform.URL, partnerstest.Key
 		c.Basic.PartnerAURL, c.Basic.PartnerAKey = partnerA.URL, partnerstest.Key
 	}}, opts...)
