@@ -349,7 +349,7 @@ func initGateway(a *app) (module, error) {
 			// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
 			envBackends := map[string][]gateway.Backend{}
 			for _, env := range cfg.Edge.EnvironmentNames() {
-				if env == config.DefaultEnvironment {
+				if env == gateway.DefaultEnvironment {
 					continue
 				}
 				for _, s := range a.opts.Services {
@@ -374,7 +374,7 @@ func initGateway(a *app) (module, error) {
 			gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: a.log, Registry: a.registry, Backends: backends,
 				EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
 				Authenticate: newEdgeAuth(&cfg.Config, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
-				SSEKeepAlive: cfg.Chat.SSEKeepAlive})
+				SSEKeepAlive: cfg.Edge.SSEKeepAlive})
 			if err != nil {
 				return err
 			}
@@ -440,9 +440,9 @@ func initRegistration(a *app) (module, error) {
 // hosts, etcd round robin when discovery is on, static addresses otherwise.
 func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
 	cfg := a.cfg
-	if a.etcd != nil && (!a.has(target) || env != config.DefaultEnvironment) {
+	if a.etcd != nil && (!a.has(target) || env != gateway.DefaultEnvironment) {
 		dcfg := cfg.Discovery
-		if env != config.DefaultEnvironment {
+		if env != gateway.DefaultEnvironment {
 			dcfg.Env = env // another edge environment: its own key prefix
 		} // the default environment is this process's own, SHOPMIND_ETCD_ENV
 		return a.conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
@@ -450,7 +450,7 @@ func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
 		})
 	}
 	addr := cfg.EnvAddrOf(env, target)
-	if a.grpcLis != nil && (addr == cfg.GRPCAddr || a.has(target) && env == config.DefaultEnvironment) {
+	if a.grpcLis != nil && (addr == cfg.GRPCAddr || a.has(target) && env == gateway.DefaultEnvironment) {
 		// A target this process hosts: loopback to our own listener, and unary calls in
 		// process (the same interceptor chain, no encoding or socket).
 		loopback, err := a.conns.get(a.grpcLis.Addr().String())
@@ -464,7 +464,7 @@ func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
 
 // dial connects to a target of this process's environment.
 func (a *app) dial(target string) (grpc.ClientConnInterface, error) {
-	return a.dialEnv(config.DefaultEnvironment, target)
+	return a.dialEnv(gateway.DefaultEnvironment, target)
 }
 
 // listen binds addr; the error names the variable that sets it.

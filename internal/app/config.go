@@ -3,17 +3,20 @@ package app
 import (
 	"os"
 
+	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/discovery"
 	"github.com/shopmind/shopmind/internal/service"
 )
 
 // Config is the process's configuration, composed here from the packages that own their
-// variables: the platform's (internal/config, which composes the WAF's) and etcd
-// discovery's (internal/discovery). Every variable is in the README's configuration table
+// variables: the platform's (internal/config, which composes the WAF's), the gateway edge's
+// (gateway) and etcd discovery's (internal/discovery). Every variable is in the README's configuration table
 // or a document it points to.
 type Config struct {
 	config.Config
+	// Edge configures the gateway edge (gateway.LoadConfig).
+	Edge gateway.EdgeConfig
 	// Discovery configures etcd service discovery; off without SHOPMIND_ETCD_ENDPOINTS.
 	Discovery discovery.Config
 }
@@ -23,7 +26,9 @@ type Config struct {
 func LoadConfig(getenv func(string) string, defs []service.Def) (*Config, error) {
 	platform, errs := config.Read(getenv)
 	cfg := &Config{Config: *platform}
-	var derrs []string
+	var edgeErrs, derrs []string
+	cfg.Edge, edgeErrs = gateway.LoadConfig(getenv)
+	errs = append(errs, edgeErrs...)
 	cfg.Discovery, derrs = discovery.ConfigFromEnv(getenv)
 	errs = append(errs, derrs...)
 	if len(errs) > 0 {
@@ -40,4 +45,13 @@ func LoadConfigFromMap(vars map[string]string, defs []service.Def) (*Config, err
 // LoadEnv is LoadConfig reading the process's environment.
 func LoadEnv(defs []service.Def) (*Config, error) {
 	return LoadConfig(os.Getenv, defs)
+}
+
+// EnvAddrOf returns the gRPC address the gateway dials for a target in an environment: the
+// environment's own map first, then the dev address (AddrOf).
+func (c *Config) EnvAddrOf(env, target string) string {
+	if a, ok := c.Edge.EnvServiceAddrs[env][target]; ok {
+		return a
+	}
+	return c.AddrOf(target)
 }

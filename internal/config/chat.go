@@ -12,10 +12,10 @@ const (
 	DefaultChatSessionIdleTimeout = 30 * time.Minute
 	DefaultChatCleanupInterval    = 5 * time.Minute
 	DefaultChatPipelineTimeout    = 2 * time.Minute
-	DefaultChatSSEKeepAlive       = 15 * time.Second
 )
 
-// ChatConfig configures the chat service and the gateway's SSE bridge of its streams.
+// ChatConfig configures the chat service (the gateway reads the keep-alive of its event
+// streams, SHOPMIND_CHAT_SSE_KEEPALIVE).
 // services/chat/CHAT.md lists the variables.
 type ChatConfig struct {
 	// HistoryMessages is how many of a conversation's most recent stored messages the agents
@@ -30,9 +30,6 @@ type ChatConfig struct {
 	// PipelineTimeout bounds one reply of the agents, whether or not the client is still
 	// connected (SHOPMIND_CHAT_PIPELINE_TIMEOUT).
 	PipelineTimeout time.Duration
-	// SSEKeepAlive is the interval of keep-alive comments on an idle event stream
-	// (SHOPMIND_CHAT_SSE_KEEPALIVE).
-	SSEKeepAlive time.Duration
 }
 
 // loadChat reads the chat variables, appending a message naming the variable to errs for
@@ -44,7 +41,6 @@ func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
 		SessionIdleTimeout: dur("SHOPMIND_CHAT_SESSION_IDLE_TIMEOUT", DefaultChatSessionIdleTimeout),
 		CleanupInterval:    dur("SHOPMIND_CHAT_CLEANUP_INTERVAL", DefaultChatCleanupInterval),
 		PipelineTimeout:    dur("SHOPMIND_CHAT_PIPELINE_TIMEOUT", DefaultChatPipelineTimeout),
-		SSEKeepAlive:       dur("SHOPMIND_CHAT_SSE_KEEPALIVE", DefaultChatSSEKeepAlive),
 	}
 	if v := getenv("SHOPMIND_CHAT_HISTORY_MESSAGES"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -77,8 +77,6 @@ type Config struct {
 	InProcessCalls bool
 	// Auth configures tokens and login protection (auth.go).
 	Auth AuthConfig
-	// Edge configures the gateway edge (edge.go).
-	Edge EdgeConfig
 	// WAF configures the web application firewall (internal/waf, which reads its own
 	// variables).
 	WAF waf.Config
@@ -221,7 +219,6 @@ func Read(getenv func(string) string) (*Config, []string) {
 		errs = append(errs, fmt.Sprintf("SHOPMIND_JWT_SECRET: at least %d bytes in production", MinSecretLen))
 	}
 	cfg.Auth = loadAuth(getenv, &errs)
-	cfg.Edge = loadEdge(getenv, &errs)
 	var wafErrs []string
 	cfg.WAF, wafErrs = waf.LoadConfig(getenv)
 	errs = append(errs, wafErrs...)

@@ -649,7 +649,7 @@ func TestKeepAlive(t *testing.T) {
 	s := start(t, scripted(func(ctx context.Context, _ *agent.Request, emit agent.Emit) error {
 		time.Sleep(350 * time.Millisecond)
 		return emit(chunk("late"))
-	}), func(c *app.Config) { c.Chat.SSEKeepAlive = 50 * time.Millisecond })
+	}), func(c *app.Config) { c.Edge.SSEKeepAlive = 50 * time.Millisecond })
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"slow"}`, token)
 	if es.comments < 4 || textOf(t, events) != "late" {
