@@ -292,6 +292,7 @@ func initService(name string) func(*app) (module, error) {
 		s := a.selected[i]
 		return hooks{start: func(ctx context.Context) error {
 			deps := a.deps()
+			deps.Settings = a.cfg.Services[s.Name]
 			if err := s.Register(a.services, a.grpcSrv, deps); err != nil {
 				return fmt.Errorf("start %s: %w", s.Name, err)
 			}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/shopmind/shopmind/gateway"
@@ -11,7 +12,7 @@ import (
 
 // Config is the process's configuration, composed here from the packages that own their
 // variables: the platform's (internal/config, which composes the WAF's), the gateway edge's
-// (gateway) and etcd discovery's (internal/discovery). Every variable is in the README's configuration table
+// (gateway), etcd discovery's (internal/discovery) and each service's (service.Def.Config). Every variable is in the README's configuration table
 // or a document it points to.
 type Config struct {
 	config.Config
@@ -19,6 +20,10 @@ type Config struct {
 	Edge gateway.EdgeConfig
 	// Discovery configures etcd service discovery; off without SHOPMIND_ETCD_ENDPOINTS.
 	Discovery discovery.Config
+	// Services are the services' own configurations by service name, what their
+	// Def.Config returned (a pointer to the service's type); each receives its own as
+	// service.Deps.Settings.
+	Services map[string]any
 }
 
 // LoadConfig reads the configuration through getenv for the services in defs. It fails on
@@ -29,6 +34,15 @@ func LoadConfig(getenv func(string) string, defs []service.Def) (*Config, error)
 	var edgeErrs, derrs []string
 	cfg.Edge, edgeErrs = gateway.LoadConfig(getenv)
 	errs = append(errs, edgeErrs...)
+	cfg.Services = map[string]any{}
+	for _, d := range defs {
+		if d.Config == nil {
+			continue
+		}
+		settings, serrs := d.Config(getenv)
+		cfg.Services[d.Name] = settings
+		errs = append(errs, serrs...)
+	}
 	cfg.Discovery, derrs = discovery.ConfigFromEnv(getenv)
 	errs = append(errs, derrs...)
 	if len(errs) > 0 {
@@ -54,4 +68,14 @@ func (c *Config) EnvAddrOf(env, target string) string {
 		return a
 	}
 	return c.AddrOf(target)
+}
+
+// ServiceConfig returns service name's configuration in c, of type *T (tests adjust it
+// through a stack.Option). It panics when the service has none of that type.
+func ServiceConfig[T any](c *Config, name string) *T {
+	s, ok := c.Services[name].(*T)
+	if !ok {
+		panic(fmt.Sprintf("app: service %s has no configuration of type %T", name, (*T)(nil)))
+	}
+	return s
 }

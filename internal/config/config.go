@@ -84,7 +84,6 @@ type Config struct {
 	Analytics AnalyticsConfig
 	Chat      ChatConfig
 	LLM       LLMConfig
-	Basic     BasicConfig
 }
 
 // placeholderSecrets are values that must never sign tokens in production.
@@ -225,7 +224,6 @@ func Read(getenv func(string) string) (*Config, []string) {
 	cfg.Analytics = loadAnalytics(getenv, &errs)
 	cfg.Chat = loadChat(getenv, &errs)
 	cfg.LLM = loadLLM(getenv, &errs)
-	cfg.Basic = loadBasic(getenv, &errs)
 	return cfg, errs
 }
 

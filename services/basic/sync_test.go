@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
+	"github.com/shopmind/shopmind/services/basic"
 	"github.com/shopmind/shopmind/services/basic/partners"
 	"github.com/shopmind/shopmind/services/basic/partners/partnerstest"
 )
@@ -77,9 +78,10 @@ func TestSync(t *testing.T) {
 	partnerA.to(partnerstest.NewPartnerAServer(t, skus, partnerstest.Faults{}))
 
 	s := stack.Start(t, func(c *app.Config) {
-		c.Basic.PlatformURL, c.Basic.PlatformKey = platform.srv.URL, partnerstest.Key
-		c.Basic.PartnerAURL, c.Basic.PartnerAKey = partnerA.srv.URL, partnerstest.Key
-		c.Basic.UpstreamRetries = 1
+		bc := app.ServiceConfig[basic.Config](c, "basic")
+		bc.PlatformURL, bc.PlatformKey = platform.srv.URL, partnerstest.Key
+		bc.PartnerAURL, bc.PartnerAKey = partnerA.srv.URL, partnerstest.Key
+		bc.UpstreamRetries = 1
 	})
 	d := demo(t, s)
 	shop := d.addShop(t, "Big shop", "tmall", "tm-big", "active")

@@ -18,11 +18,14 @@ import (
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services"
+	"github.com/shopmind/shopmind/services/basic"
 )
 
 // retryFast makes the outbox's background retry quick, so catching up after an outage
 // is measured in seconds, not in the default interval.
-func retryFast(c *app.Config) { c.Basic.WarehouseRetryInterval = time.Second }
+func retryFast(c *app.Config) {
+	app.ServiceConfig[basic.Config](c, "basic").WarehouseRetryInterval = time.Second
+}
 
 // withHost points a URL at another host:port.
 func withHost(t *testing.T, raw, hostport string) string {
