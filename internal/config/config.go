@@ -82,8 +82,6 @@ type Config struct {
 	WAF waf.Config
 	// Analytics configures the analytical store (analytics.go).
 	Analytics AnalyticsConfig
-	Chat      ChatConfig
-	LLM       LLMConfig
 }
 
 // placeholderSecrets are values that must never sign tokens in production.
@@ -222,8 +220,6 @@ func Read(getenv func(string) string) (*Config, []string) {
 	cfg.WAF, wafErrs = waf.LoadConfig(getenv)
 	errs = append(errs, wafErrs...)
 	cfg.Analytics = loadAnalytics(getenv, &errs)
-	cfg.Chat = loadChat(getenv, &errs)
-	cfg.LLM = loadLLM(getenv, &errs)
 	return cfg, errs
 }
 

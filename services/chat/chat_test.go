@@ -631,7 +631,9 @@ func TestPipelineTimeout(t *testing.T) {
 		_ = emit(chunk("thinking..."))
 		<-ctx.Done()
 		return ctx.Err()
-	}), func(c *app.Config) { c.Chat.PipelineTimeout = 300 * time.Millisecond })
+	}), func(c *app.Config) {
+		app.ServiceConfig[chat.Config](c, "chat").Chat.PipelineTimeout = 300 * time.Millisecond
+	})
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"slow"}`, token)
 	errEv := events[len(events)-2]
@@ -723,8 +725,9 @@ func TestIdleCleanupRebuildsFromStorage(t *testing.T) {
 		mu.Unlock()
 		return emit(chunk("answer to " + req.Message))
 	}), func(c *app.Config) {
-		c.Chat.SessionIdleTimeout = 700 * time.Millisecond
-		c.Chat.CleanupInterval = 50 * time.Millisecond
+		cc := app.ServiceConfig[chat.Config](c, "chat")
+		cc.Chat.SessionIdleTimeout = 700 * time.Millisecond
+		cc.Chat.CleanupInterval = 50 * time.Millisecond
 	})
 	token := s.Admin(t).Access
 	es, _ := stream(t, s, "/api/v2/chat/message", `{"message":"first"}`, token)
@@ -755,7 +758,7 @@ func TestHistoryWindowAndRepair(t *testing.T) {
 		last = req.History
 		mu.Unlock()
 		return emit(chunk("ok"))
-	}), func(c *app.Config) { c.Chat.HistoryMessages = 4 })
+	}), func(c *app.Config) { app.ServiceConfig[chat.Config](c, "chat").Chat.HistoryMessages = 4 })
 	token := s.Admin(t).Access
 	es, _ := stream(t, s, "/api/v2/chat/message", `{"message":"q1"}`, token)
 	convID := es.resp.Header.Get("X-Conversation-Id")
@@ -1058,7 +1061,10 @@ func TestLLMAgentThroughTheBridge(t *testing.T) {
 		llmtest.Reply{Text: []string{"Hello ", "there."}, Usage: &llm.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}},
 		llmtest.Reply{Text: []string{"Second ", "answer ", "cut"}, FailAfter: 2, ErrorMessage: "overloaded"},
 	)
-	s := stack.Start(t, func(c *app.Config) { c.LLM.BaseURL = fake.BaseURL(); c.LLM.MaxRetries = 0 })
+	s := stack.Start(t, func(c *app.Config) {
+		cc := app.ServiceConfig[chat.Config](c, "chat")
+		cc.LLM.BaseURL, cc.LLM.MaxRetries = fake.BaseURL(), 0
+	})
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"hi"}`, token)
 	convID := es.resp.Header.Get("X-Conversation-Id")

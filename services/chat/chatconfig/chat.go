@@ -1,4 +1,8 @@
-package config
+// Package chatconfig is the chat service's configuration: the service's own variables
+// (ChatConfig) and its agents' (LLMConfig), with their defaults and validation. The service
+// loads it (chat.LoadConfig, its service.Def.Config); the agents (services/chat/agent)
+// take the LLMConfig part.
+package chatconfig
 
 import (
 	"fmt"
@@ -51,4 +55,21 @@ func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
 		}
 	}
 	return c
+}
+
+// Config is the chat service's whole configuration.
+type Config struct {
+	Chat ChatConfig
+	// LLM configures the agents (llm.go).
+	LLM LLMConfig
+}
+
+// Load reads the chat service's variables (the chat's, then the agents') through getenv
+// and returns the configuration with a message naming the variable for each malformed
+// value (none when it is valid).
+func Load(getenv func(string) string) (Config, []string) {
+	var errs []string
+	c := Config{Chat: loadChat(getenv, &errs)}
+	c.LLM = loadLLM(getenv, &errs)
+	return c, errs
 }
