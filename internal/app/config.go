@@ -12,8 +12,8 @@ import (
 
 // Config is the process's configuration, composed here from the packages that own their
 // variables: the platform's (internal/config, which composes the WAF's), the gateway edge's
-// (gateway), etcd discovery's (internal/discovery) and each service's (service.Def.Config). Every variable is in the README's configuration table
-// or a document it points to.
+// (gateway), etcd discovery's (internal/discovery) and each service's (service.Def.Config).
+// Every variable is in the README's configuration table or a document it points to.
 type Config struct {
 	config.Config
 	// Edge configures the gateway edge (gateway.LoadConfig).
