@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/rs/cors"
-
-	"github.com/shopmind/shopmind/internal/config"
 )
 
 // corsAllowedHeaders are the request headers browsers may send cross-origin.
@@ -23,10 +21,10 @@ var corsExposedHeaders = []string{"X-Request-Id", "Retry-After", "RateLimit-Limi
 // newCORS answers preflights itself (before the WAF, the rate limit and authentication) and
 // adds the CORS headers to allowed origins' requests, exposing corsExposedHeaders and the
 // streams' headers. Origins are matched by originMatcher, never by prefix.
-func newCORS(e config.EdgeConfig, streamHeaders []string) func(http.Handler) http.Handler {
+func newCORS(e EdgeConfig, streamHeaders []string) func(http.Handler) http.Handler {
 	patterns := e.CORSAllowedOrigins
 	if len(patterns) == 0 {
-		patterns = strings.Split(config.DefaultCORSOrigins, ",")
+		patterns = strings.Split(DefaultCORSOrigins, ",")
 	}
 	maxAge := int(e.CORSMaxAge / time.Second)
 	if maxAge == 0 {
@@ -72,7 +70,7 @@ func parseOriginPattern(p string) originPattern {
 func originMatcher(patterns []string) func(string) bool {
 	parsed := make([]originPattern, 0, len(patterns))
 	for _, p := range patterns {
-		if config.ValidateOriginPattern(p) == nil {
+		if ValidateOriginPattern(p) == nil {
 			parsed = append(parsed, parseOriginPattern(p))
 		}
 	}
@@ -105,7 +103,7 @@ func originMatcher(patterns []string) func(string) bool {
 }
 
 // corsWildcardWithCredentials reports the risky combination worth a warning at start.
-func corsWildcardWithCredentials(e config.EdgeConfig) bool {
+func corsWildcardWithCredentials(e EdgeConfig) bool {
 	if !e.CORSAllowCredentials {
 		return false
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -59,7 +59,7 @@ func TestStackEnvironmentsIsolateTokens(t *testing.T) {
 }
 
 func TestStackRateLimitHeaders(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.Edge.RateLimitRPS, c.Edge.RateLimitBurst = 1, 2 })
+	s := stack.Start(t, func(c *app.Config) { c.Edge.RateLimitRPS, c.Edge.RateLimitBurst = 1, 2 })
 	statuses := []int{}
 	for i := 0; i < 3; i++ {
 		r := s.Do(t, "GET", "/tenant/api/v1/tenant/auth/captcha", "")

@@ -30,7 +30,6 @@ import (
 	"github.com/shopmind/shopmind/gateway"
 	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 )
 
@@ -234,7 +233,7 @@ func TestEnvironmentRouting(t *testing.T) {
 func TestEnvironmentsShareBackendsByDefault(t *testing.T) {
 	conn, fake := startBackend(t, "only")
 	hs := startEdge(t, gateway.Options{Backends: backend(conn),
-		Edge: config.EdgeConfig{Environments: []string{"dev", "staging"}}})
+		Edge: gateway.EdgeConfig{Environments: []string{"dev", "staging"}}})
 	if status, _, _, raw := call(t, hs, "POST", "/staging/notify"+listPath, `{}`); status != 200 {
 		t.Fatalf("got %d %s", status, raw)
 	}
@@ -249,7 +248,7 @@ func TestEnvironmentsShareBackendsByDefault(t *testing.T) {
 func TestAuthenticationHookAndCORSPreflight(t *testing.T) {
 	conn, fake := startBackend(t, "dev")
 	hs := startEdge(t, gateway.Options{Backends: backend(conn),
-		Edge: config.EdgeConfig{CORSAllowedOrigins: []string{"https://app.example.com", "http://localhost:*"},
+		Edge: gateway.EdgeConfig{CORSAllowedOrigins: []string{"https://app.example.com", "http://localhost:*"},
 			CORSAllowCredentials: true, CORSMaxAge: 600 * time.Second},
 		Authenticate: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -323,7 +322,7 @@ func TestDefaultCORSOrigins(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	conn, _ := startBackend(t, "dev")
 	hs := startEdge(t, gateway.Options{Backends: backend(conn),
-		Edge: config.EdgeConfig{RateLimitRPS: 4, RateLimitBurst: 3}})
+		Edge: gateway.EdgeConfig{RateLimitRPS: 4, RateLimitBurst: 3}})
 	limited := 0
 	for i := 0; i < 4; i++ { // burst + 1
 		status, h, env, raw := call(t, hs, "POST", listPath, `{}`)
@@ -366,7 +365,7 @@ func TestRateLimit(t *testing.T) {
 
 func TestRateLimitKeysAndTrustedProxies(t *testing.T) {
 	conn, _ := startBackend(t, "dev")
-	untrusted := startEdge(t, gateway.Options{Backends: backend(conn), Edge: config.EdgeConfig{RateLimitRPS: 0.01, RateLimitBurst: 1}})
+	untrusted := startEdge(t, gateway.Options{Backends: backend(conn), Edge: gateway.EdgeConfig{RateLimitRPS: 0.01, RateLimitBurst: 1}})
 	// The peer (127.0.0.1) is not a trusted proxy: X-Forwarded-For changes nothing.
 	if status, _, _, _ := call(t, untrusted, "POST", listPath, `{}`, "X-Forwarded-For", "203.0.113.1"); status != 200 {
 		t.Fatal("first request limited")
@@ -374,7 +373,7 @@ func TestRateLimitKeysAndTrustedProxies(t *testing.T) {
 	if status, _, _, _ := call(t, untrusted, "POST", listPath, `{}`, "X-Forwarded-For", "203.0.113.2"); status != 429 {
 		t.Fatal("a forged X-Forwarded-For escaped the limit")
 	}
-	trusted := startEdge(t, gateway.Options{Backends: backend(conn), Edge: config.EdgeConfig{RateLimitRPS: 0.01, RateLimitBurst: 1,
+	trusted := startEdge(t, gateway.Options{Backends: backend(conn), Edge: gateway.EdgeConfig{RateLimitRPS: 0.01, RateLimitBurst: 1,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("10.0.0.0/8")}}})
 	for _, c := range []struct {
 		xff    string
@@ -403,7 +402,7 @@ func TestRateLimitKeysAndTrustedProxies(t *testing.T) {
 
 func TestUpstreamTimeoutAndUnreachableBackend(t *testing.T) {
 	conn, _ := startBackend(t, "dev")
-	hs := startEdge(t, gateway.Options{Backends: backend(conn), Edge: config.EdgeConfig{UpstreamTimeout: 100 * time.Millisecond}})
+	hs := startEdge(t, gateway.Options{Backends: backend(conn), Edge: gateway.EdgeConfig{UpstreamTimeout: 100 * time.Millisecond}})
 	start := time.Now()
 	status, _, env, raw := call(t, hs, "POST", listPath, `{"keyword":"slow"}`)
 	if status != 504 || env.Code != 504 || string(env.Data) != "null" {
@@ -480,7 +479,7 @@ func TestPartnerPassThrough(t *testing.T) {
 	conn, _ := startBackend(t, "dev")
 	var authCalls sync.Map
 	hs := startEdge(t, gateway.Options{Backends: backend(conn),
-		Edge: config.EdgeConfig{PartnerTimeout: 200 * time.Millisecond, PartnerKeyHeader: "X-Partner-Key", Partners: []config.Partner{
+		Edge: gateway.EdgeConfig{PartnerTimeout: 200 * time.Millisecond, PartnerKeyHeader: "X-Partner-Key", Partners: []gateway.Partner{
 			{Name: "partner_a", BaseURL: base, Key: "secret-a"},
 			{Name: "partner_down", BaseURL: refused, Key: "secret-b"},
 		}},
@@ -738,7 +737,7 @@ func TestTLSServesHTTP2(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 5 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	if err := gateway.ConfigureServer(srv, config.EdgeConfig{TLSCertFile: certFile, TLSKeyFile: keyFile}); err != nil {
+	if err := gateway.ConfigureServer(srv, gateway.EdgeConfig{TLSCertFile: certFile, TLSKeyFile: keyFile}); err != nil {
 		t.Fatal(err)
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -782,7 +781,7 @@ func TestTLSServesHTTP2(t *testing.T) {
 		}
 	}
 	// Missing files are named.
-	if err := gateway.ConfigureServer(&http.Server{}, config.EdgeConfig{TLSCertFile: dir + "/none.pem", TLSKeyFile: keyFile}); err == nil ||
+	if err := gateway.ConfigureServer(&http.Server{}, gateway.EdgeConfig{TLSCertFile: dir + "/none.pem", TLSKeyFile: keyFile}); err == nil ||
 		!strings.Contains(err.Error(), "SHOPMIND_TLS_CERT_FILE") {
 		t.Fatalf("missing cert: %v", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 )
 
@@ -38,7 +37,7 @@ func EnvironmentFrom(ctx context.Context) string {
 	if env, ok := ctx.Value(envKey{}).(string); ok {
 		return env
 	}
-	return config.DefaultEnvironment
+	return DefaultEnvironment
 }
 
 // environment is one backend pool: its own grpc-gateway mux over its own connections.
@@ -56,7 +55,7 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 		u := *r.URL // never rewrite the caller's URL (the access log keeps the original)
 		env := ""
 		for _, name := range g.envOrder {
-			if name == config.DefaultEnvironment {
+			if name == DefaultEnvironment {
 				continue
 			}
 			if rest, ok := cutPathPrefix(u.Path, "/"+name); ok {
@@ -83,7 +82,7 @@ func (g *Gateway) routeEnvironment(next http.Handler) http.Handler {
 			env = h
 		}
 		if env == "" {
-			env = config.DefaultEnvironment
+			env = DefaultEnvironment
 		}
 		stripServicePrefix(&u)
 		// The request is observe's own copy: the environment goes into its record and the URL

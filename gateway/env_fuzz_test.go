@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/shopmind/shopmind/internal/config"
 )
 
 // envPathSeeds are request targets from EDGE.md, the README and the tests, with escapes.
@@ -98,7 +96,7 @@ func FuzzRouteEnvironment(f *testing.F) {
 		f.Fatal(err)
 	}
 	known := map[string]bool{}
-	for _, name := range (config.EdgeConfig{}).EnvironmentNames() {
+	for _, name := range (EdgeConfig{}).EnvironmentNames() {
 		known[name] = true
 	}
 	f.Fuzz(func(t *testing.T, target, xenv string, headers uint8) {
@@ -117,7 +115,7 @@ func FuzzRouteEnvironment(f *testing.F) {
 		// What EDGE.md promises, worked out independently.
 		prefixEnv := ""
 		for name := range known {
-			if name != config.DefaultEnvironment && (u.Path == "/"+name || strings.HasPrefix(u.Path, "/"+name+"/")) {
+			if name != DefaultEnvironment && (u.Path == "/"+name || strings.HasPrefix(u.Path, "/"+name+"/")) {
 				prefixEnv = name
 			}
 		}
@@ -130,7 +128,7 @@ func FuzzRouteEnvironment(f *testing.F) {
 			refused = true
 		}
 		if wantEnv == "" {
-			wantEnv = config.DefaultEnvironment
+			wantEnv = DefaultEnvironment
 		}
 
 		var seen *http.Request

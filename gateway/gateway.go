@@ -24,7 +24,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 	"github.com/shopmind/shopmind/internal/restapi"
 )
@@ -55,7 +54,7 @@ type Options struct {
 	MaxBodyBytes  int64
 	// Edge configures environments, rate limiting, CORS, partners and timeouts. Its zero value
 	// works: default environments and CORS origins, default timeouts, no rate limiting.
-	Edge config.EdgeConfig
+	Edge EdgeConfig
 	// WAF wraps the chain after CORS and before rate limiting (nil: no WAF). See WAF (waf.go).
 	WAF func(http.Handler) http.Handler
 	// Authenticate wraps the chain after environment routing and path rewriting, before the
@@ -114,13 +113,13 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	g := &Gateway{opts: opts, envelopes: envelopeWriter{always200: opts.AlwaysHTTP200},
 		trusted: edge.TrustedProxies, upstreamTimeout: edge.UpstreamTimeout, streaming: streamingRoutes()}
 	if g.upstreamTimeout <= 0 {
-		g.upstreamTimeout = config.DefaultUpstreamTimeout
+		g.upstreamTimeout = DefaultUpstreamTimeout
 	}
 	g.metrics = newHTTPMetrics(opts.Registry)
 	g.environments = map[string]*environment{}
 	for _, name := range edge.EnvironmentNames() {
 		backends := opts.Backends
-		if b, ok := opts.EnvBackends[name]; ok && name != config.DefaultEnvironment {
+		if b, ok := opts.EnvBackends[name]; ok && name != DefaultEnvironment {
 			backends = b
 		}
 		e := &environment{name: name, backends: backends, mux: g.newMux(name)}
@@ -135,16 +134,16 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		g.environments[name] = e
 		g.envOrder = append(g.envOrder, name)
 	}
-	if g.environments[config.DefaultEnvironment] == nil {
-		return nil, fmt.Errorf("environments %v lack %s", g.envOrder, config.DefaultEnvironment)
+	if g.environments[DefaultEnvironment] == nil {
+		return nil, fmt.Errorf("environments %v lack %s", g.envOrder, DefaultEnvironment)
 	}
 	if edge.RateLimitRPS > 0 {
 		burst, maxKeys := edge.RateLimitBurst, edge.RateLimitMaxKeys
 		if burst <= 0 {
-			burst = config.DefaultRateLimitBurst
+			burst = DefaultRateLimitBurst
 		}
 		if maxKeys <= 0 {
-			maxKeys = config.DefaultRateLimitMaxKeys
+			maxKeys = DefaultRateLimitMaxKeys
 		}
 		g.limiter = newRateLimiter(edge.RateLimitRPS, burst, maxKeys)
 		go g.limiter.run(ctx)

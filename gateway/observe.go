@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 )
 
@@ -140,7 +139,7 @@ func (g *Gateway) observe(next http.Handler) http.Handler {
 		// The id reaches backends as x-request-id metadata (metadataFor), from the context.
 		id := logging.AcceptOrNewID(r.Header.Get("X-Request-Id"))
 		w.Header().Set("X-Request-Id", id)
-		info := &requestInfo{env: config.DefaultEnvironment, route: routeUnmatched,
+		info := &requestInfo{env: DefaultEnvironment, route: routeUnmatched,
 			client: clientAddr(r, g.trusted), always200: g.opts.AlwaysHTTP200}
 		ctx := logging.WithRequestID(r.Context(), id)
 		ctx = context.WithValue(ctx, requestInfoKey{}, info)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 )
 
@@ -43,14 +42,14 @@ type partnerPathKey struct{}
 // errPartnerStatus marks a partner's 5xx answer.
 var errPartnerStatus = errors.New("partner answered with a server error")
 
-func newPartnerProxies(e config.EdgeConfig, envelopes envelopeWriter, log *slog.Logger) map[string]*partnerProxy {
+func newPartnerProxies(e EdgeConfig, envelopes envelopeWriter, log *slog.Logger) map[string]*partnerProxy {
 	header := e.PartnerKeyHeader
 	if header == "" {
-		header = config.DefaultPartnerKeyHeader
+		header = DefaultPartnerKeyHeader
 	}
 	timeout := e.PartnerTimeout
 	if timeout <= 0 {
-		timeout = config.DefaultPartnerTimeout
+		timeout = DefaultPartnerTimeout
 	}
 	transport := &http.Transport{
 		Proxy:                 nil, // partners are dialled directly

@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/shopmind/shopmind/internal/config"
 )
 
 // addrKey is the i-th distinct IPv4 address's key.
@@ -90,7 +88,7 @@ func heapAfterGC() uint64 {
 // the heap it holds afterwards.
 func floodHeap(n int) (heap uint64, keys int) {
 	before := heapAfterGC()
-	l := newRateLimiter(config.DefaultRateLimitRPS, config.DefaultRateLimitBurst, config.DefaultRateLimitMaxKeys)
+	l := newRateLimiter(DefaultRateLimitRPS, DefaultRateLimitBurst, DefaultRateLimitMaxKeys)
 	now := time.Now()
 	for i := 0; i < n; i++ {
 		l.allow(addrKey(i), now.Add(time.Duration(i)*time.Microsecond)) // all within one second
@@ -114,7 +112,7 @@ func TestLimiterMemoryMillionAddresses(t *testing.T) {
 	if heap > 64<<20 {
 		t.Fatalf("limiter holds %.1f MiB for %d addresses, want < 64 MiB", float64(heap)/(1<<20), n)
 	}
-	if keys > config.DefaultRateLimitMaxKeys {
+	if keys > DefaultRateLimitMaxKeys {
 		t.Fatalf("%d keys above the bound", keys)
 	}
 }
@@ -123,7 +121,7 @@ func TestLimiterMemoryMillionAddresses(t *testing.T) {
 // addresses (the default bound of 100,000 keys applies), and the cost per request.
 func BenchmarkLimiterMillionAddresses(b *testing.B) {
 	heap, keys := floodHeap(1_000_000)
-	l := newRateLimiter(config.DefaultRateLimitRPS, config.DefaultRateLimitBurst, config.DefaultRateLimitMaxKeys)
+	l := newRateLimiter(DefaultRateLimitRPS, DefaultRateLimitBurst, DefaultRateLimitMaxKeys)
 	now := time.Now()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {

@@ -16,15 +16,13 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/shopmind/shopmind/internal/config"
 )
 
 // ConfigureServer turns srv into an HTTPS server with HTTP/2 when the edge configuration
 // names a certificate and key (SHOPMIND_TLS_CERT_FILE, SHOPMIND_TLS_KEY_FILE); otherwise it
 // leaves srv serving plain HTTP/1.1. The files are re-read when they change on disk (checked
 // at most every 30 seconds), so a renewed certificate needs no restart.
-func ConfigureServer(srv *http.Server, e config.EdgeConfig) error {
+func ConfigureServer(srv *http.Server, e EdgeConfig) error {
 	if e.TLSCertFile == "" && e.TLSKeyFile == "" {
 		return nil
 	}

@@ -16,9 +16,10 @@ import (
 
 	"github.com/shopmind/shopmind/internal/analytics/demodata"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/logging"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/services"
 )
 
 // runDemoData is `shopmind demo-data`: it generates a tenant's shops, goods and orders into
@@ -46,7 +47,7 @@ func runDemoData(args []string) error {
 			return fmt.Errorf("demo-data: --now: %w", err)
 		}
 	}
-	cfg, err := config.Load()
+	cfg, err := app.LoadEnv(services.All())
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 	"github.com/shopmind/shopmind/services"
 )
@@ -57,7 +56,7 @@ func run(args []string) error {
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		cfg, err := config.Load()
+		cfg, err := app.LoadEnv(defs)
 		if err != nil {
 			return err
 		}

@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/logging"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/services"
@@ -76,7 +76,7 @@ func runTenant(ctx context.Context, args []string, cio cmdIO) error {
 	case *passwordEnv == "":
 		return errors.New("tenant create: --admin-password-env names no variable")
 	}
-	cfg, err := config.FromEnv(cio.getenv)
+	cfg, err := app.LoadConfig(cio.getenv, services.All())
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ type Addrs struct {
 
 // Options configure Run.
 type Options struct {
-	Config  *config.Config
+	Config  *Config
 	Logger  *slog.Logger
 	Targets string
 	// Services are the service definitions the binary knows (services.All()).
@@ -57,7 +57,7 @@ type Options struct {
 // function (modules.go) fills in its part.
 type app struct {
 	ctx      context.Context // Run's context: the start-up's work
-	cfg      *config.Config
+	cfg      *Config
 	log      *slog.Logger
 	opts     Options
 	modules  []string      // resolved, in start order
@@ -210,7 +210,7 @@ func names(defs []service.Def) []string {
 func initDatabase(a *app) (module, error) {
 	return hooks{
 		start: func(ctx context.Context) (err error) {
-			a.pool, err = openDatabase(ctx, a.cfg, a.log, a.selected)
+			a.pool, err = openDatabase(ctx, &a.cfg.Config, a.log, a.selected)
 			return err
 		},
 		stop: func(context.Context) error {
@@ -272,7 +272,7 @@ func initDiscovery(a *app) (module, error) {
 // authentication. The services' background work lives until the server stops, which
 // happens after it has drained (grpc-serve stops first).
 func initGRPCServer(a *app) (module, error) {
-	a.auth, a.permissions = newAuthenticator(a.cfg, a.tokens, a.rev, a.dial)
+	a.auth, a.permissions = newAuthenticator(&a.cfg.Config, a.tokens, a.rev, a.dial)
 	srv, err := grpcserver.New(grpcserver.Options{Logger: a.log, Registry: a.registry,
 		Unary: []grpc.UnaryServerInterceptor{a.auth.Unary}, Stream: []grpc.StreamServerInterceptor{a.auth.Stream}})
 	if err != nil {
@@ -292,6 +292,7 @@ func initService(name string) func(*app) (module, error) {
 		s := a.selected[i]
 		return hooks{start: func(ctx context.Context) error {
 			deps := a.deps()
+			deps.Settings = a.cfg.Services[s.Name]
 			if err := s.Register(a.services, a.grpcSrv, deps); err != nil {
 				return fmt.Errorf("start %s: %w", s.Name, err)
 			}
@@ -307,7 +308,7 @@ func initService(name string) func(*app) (module, error) {
 
 // deps are what the hosted services receive.
 func (a *app) deps() service.Deps {
-	return service.Deps{Config: a.cfg, Logger: a.log, DB: a.pool, Dial: a.dial, Auth: a.auth, Permissions: a.permissions}
+	return service.Deps{Config: &a.cfg.Config, Logger: a.log, DB: a.pool, Dial: a.dial, Auth: a.auth, Permissions: a.permissions}
 }
 
 // initGRPCServe serves the gRPC server once every hosted service has registered; stopping
@@ -349,7 +350,7 @@ func initGateway(a *app) (module, error) {
 			// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
 			envBackends := map[string][]gateway.Backend{}
 			for _, env := range cfg.Edge.EnvironmentNames() {
-				if env == config.DefaultEnvironment {
+				if env == gateway.DefaultEnvironment {
 					continue
 				}
 				for _, s := range a.opts.Services {
@@ -373,8 +374,8 @@ func initGateway(a *app) (module, error) {
 			}
 			gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: a.log, Registry: a.registry, Backends: backends,
 				EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
-				Authenticate: newEdgeAuth(cfg, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
-				SSEKeepAlive: cfg.Chat.SSEKeepAlive})
+				Authenticate: newEdgeAuth(&cfg.Config, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
+				SSEKeepAlive: cfg.Edge.SSEKeepAlive})
 			if err != nil {
 				return err
 			}
@@ -440,9 +441,9 @@ func initRegistration(a *app) (module, error) {
 // hosts, etcd round robin when discovery is on, static addresses otherwise.
 func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
 	cfg := a.cfg
-	if a.etcd != nil && (!a.has(target) || env != config.DefaultEnvironment) {
+	if a.etcd != nil && (!a.has(target) || env != gateway.DefaultEnvironment) {
 		dcfg := cfg.Discovery
-		if env != config.DefaultEnvironment {
+		if env != gateway.DefaultEnvironment {
 			dcfg.Env = env // another edge environment: its own key prefix
 		} // the default environment is this process's own, SHOPMIND_ETCD_ENV
 		return a.conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
@@ -450,7 +451,7 @@ func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
 		})
 	}
 	addr := cfg.EnvAddrOf(env, target)
-	if a.grpcLis != nil && (addr == cfg.GRPCAddr || a.has(target) && env == config.DefaultEnvironment) {
+	if a.grpcLis != nil && (addr == cfg.GRPCAddr || a.has(target) && env == gateway.DefaultEnvironment) {
 		// A target this process hosts: loopback to our own listener, and unary calls in
 		// process (the same interceptor chain, no encoding or socket).
 		loopback, err := a.conns.get(a.grpcLis.Addr().String())
@@ -464,7 +465,7 @@ func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
 
 // dial connects to a target of this process's environment.
 func (a *app) dial(target string) (grpc.ClientConnInterface, error) {
-	return a.dialEnv(config.DefaultEnvironment, target)
+	return a.dialEnv(gateway.DefaultEnvironment, target)
 }
 
 // listen binds addr; the error names the variable that sets it.

@@ -20,7 +20,6 @@ import (
 	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -185,7 +184,7 @@ func TestHealth(t *testing.T) {
 // With in-process calls off, REST still reaches every service (over loopback gRPC) through
 // the same chain: authentication, validation and answers are the same.
 func TestLoopbackCalls(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.InProcessCalls = false })
+	s := stack.Start(t, func(c *app.Config) { c.InProcessCalls = false })
 	admin := stack.Bearer(s.Admin(t).Access)
 	if r := s.Do(t, "GET", "/tenant/api/v1/tenant/auth/info", "", admin...); r.Status != 200 || decode(t, r).Code != 0 {
 		t.Fatalf("info: %d %s", r.Status, r.Body)
@@ -200,7 +199,7 @@ func TestLoopbackCalls(t *testing.T) {
 
 // The always-200 switch keeps the envelope code and answers HTTP 200.
 func TestAlways200Switch(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.AlwaysHTTP200 = true })
+	s := stack.Start(t, func(c *app.Config) { c.AlwaysHTTP200 = true })
 	r := s.Do(t, "GET", "/tenant/api/v1/tenant/users?page_size=101", "", stack.Bearer(s.Admin(t).Access)...)
 	if env := decode(t, r); r.Status != 200 || env.Code != 400 {
 		t.Fatalf("got HTTP %d %s", r.Status, r.Body)

@@ -8,7 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
+	"github.com/shopmind/shopmind/services"
 )
 
 // configDocs are the README and the documents its configuration section points to; every
@@ -40,7 +41,7 @@ func readVars(t *testing.T) []string {
 		{"SHOPMIND_MODE": "production", "SHOPMIND_DEMO_TENANT": "true", "SHOPMIND_PARTNERS": "acme=https://partner.example",
 			"SHOPMIND_ENVIRONMENTS": "dev,staging", "SHOPMIND_VECTOR_STORE": "qdrant"},
 	} {
-		_, _ = config.FromEnv(record(env)) // errors are expected; only the names matter
+		_, _ = app.LoadConfig(record(env), services.All()) // errors are expected; only the names matter
 	}
 	envAddrs := regexp.MustCompile(`^SHOPMIND_[A-Z0-9]+_SERVICE_ADDRS$`) // SHOPMIND_DEV_SERVICE_ADDRS is read to be refused
 	partnerKey := regexp.MustCompile(`^SHOPMIND_PARTNER_[A-Z0-9_]+_KEY$`)

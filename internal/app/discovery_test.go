@@ -19,7 +19,6 @@ import (
 
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/discovery"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
@@ -83,7 +82,7 @@ func TestDiscoveryMicroservices(t *testing.T) {
 	checkLeases(t, watch, "tenant")
 	gEtcd := newTCPProxy(t) // the gateway's way to etcd
 	gEtcd.setTarget(strings.TrimPrefix(etcdURL, "http://"))
-	g := stack.StartTargets(t, db, app.TargetGateway, func(c *config.Config) {
+	g := stack.StartTargets(t, db, app.TargetGateway, func(c *app.Config) {
 		c.Discovery = discovery.Config{Endpoints: []string{"http://" + gEtcd.addr()}, Env: discovery.DefaultEnv,
 			LeaseTTL: discoveryTTL, DialTimeout: time.Second}
 		c.Edge.UpstreamTimeout = discoveryUpstream
@@ -263,7 +262,7 @@ func startDiscoveredBackend(t *testing.T, db *pgtest.Database, etcdURL string) *
 	}
 	b := &discoveredBackend{grpc: newTCPProxy(t), etcd: newTCPProxy(t)}
 	b.etcd.setTarget(u.Host)
-	b.st = stack.StartTargets(t, db, backendTargets, func(c *config.Config) {
+	b.st = stack.StartTargets(t, db, backendTargets, func(c *app.Config) {
 		c.Discovery = discovery.Config{Endpoints: []string{"http://" + b.etcd.addr()}, Env: discovery.DefaultEnv,
 			LeaseTTL: discoveryTTL, DialTimeout: 500 * time.Millisecond, AdvertiseAddr: b.grpc.addr()}
 		c.ShutdownTimeout = time.Second // bounds a stop while etcd is unreachable

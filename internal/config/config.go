@@ -1,7 +1,10 @@
-// Package config reads ShopMind's configuration from the environment. Every variable is
-// listed in the README's configuration table; Load is the only place that reads the
-// platform's variables (commands read their own inputs, such as `shopmind tenant create`'s
-// SHOPMIND_TENANT_ADMIN_PASSWORD).
+// Package config reads the platform's configuration from the environment: mode,
+// addresses, database, tokens and login protection, logging, the demo tenant, the
+// analytical store, in-process calls, body limits, the HTTP status mode (and the WAF's,
+// which internal/waf reads). Every variable is listed in the README's configuration table;
+// Read is the only place that reads the platform's variables (commands read their own
+// inputs, such as `shopmind tenant create`'s SHOPMIND_TENANT_ADMIN_PASSWORD). The process's
+// whole configuration, with etcd discovery's, is composed by internal/app.LoadConfig.
 package config
 
 import (
@@ -14,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/discovery"
 	"github.com/shopmind/shopmind/internal/waf"
 )
 
@@ -75,18 +77,11 @@ type Config struct {
 	InProcessCalls bool
 	// Auth configures tokens and login protection (auth.go).
 	Auth AuthConfig
-	// Edge configures the gateway edge (edge.go).
-	Edge EdgeConfig
 	// WAF configures the web application firewall (internal/waf, which reads its own
 	// variables).
 	WAF waf.Config
 	// Analytics configures the analytical store (analytics.go).
 	Analytics AnalyticsConfig
-	Chat      ChatConfig
-	LLM       LLMConfig
-	Basic     BasicConfig
-	// Discovery configures etcd service discovery; off without SHOPMIND_ETCD_ENDPOINTS.
-	Discovery discovery.Config
 }
 
 // placeholderSecrets are values that must never sign tokens in production.
@@ -124,6 +119,23 @@ func FromMap(vars map[string]string) (*Config, error) {
 }
 
 func load(getenv func(string) string) (*Config, error) {
+	cfg, errs := Read(getenv)
+	if len(errs) > 0 {
+		return nil, Errors(errs)
+	}
+	return cfg, nil
+}
+
+// Errors joins the messages of malformed variables, each naming its variable, into the
+// configuration error.
+func Errors(errs []string) error {
+	return fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+}
+
+// Read reads the platform's variables through getenv and returns the configuration with a
+// message naming the variable for each malformed value (none when it is valid). The
+// composition root (internal/app.LoadConfig) adds the other packages' variables.
+func Read(getenv func(string) string) (*Config, []string) {
 	env := func(key, def string) string {
 		if v := strings.TrimSpace(getenv(key)); v != "" {
 			return v
@@ -204,21 +216,11 @@ func load(getenv func(string) string) (*Config, error) {
 		errs = append(errs, fmt.Sprintf("SHOPMIND_JWT_SECRET: at least %d bytes in production", MinSecretLen))
 	}
 	cfg.Auth = loadAuth(getenv, &errs)
-	cfg.Edge = loadEdge(getenv, &errs)
 	var wafErrs []string
 	cfg.WAF, wafErrs = waf.LoadConfig(getenv)
 	errs = append(errs, wafErrs...)
 	cfg.Analytics = loadAnalytics(getenv, &errs)
-	cfg.Chat = loadChat(getenv, &errs)
-	cfg.LLM = loadLLM(getenv, &errs)
-	cfg.Basic = loadBasic(getenv, &errs)
-	var discoveryErrs []string
-	cfg.Discovery, discoveryErrs = discovery.ConfigFromEnv(getenv)
-	errs = append(errs, discoveryErrs...)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
-	}
-	return cfg, nil
+	return cfg, errs
 }
 
 // loadDemoPasswords sets the demo tenant's passwords: development's defaults, or in

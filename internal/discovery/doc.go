@@ -29,9 +29,10 @@
 //	SHOPMIND_GRPC_ADVERTISE_ADDR  host:port registered for this process (default: the gRPC
 //	                              listen address, or host name:port when it listens on every interface)
 //
-// # Wiring (internal/config and internal/app)
+// # Wiring (internal/app)
 //
-// internal/config/config.go: add a field and read it in load, next to the other errors:
+// internal/app/config.go: a field of the composed configuration, read in LoadConfig next to
+// the other packages' errors:
 //
 //	// Discovery configures etcd service discovery (internal/discovery); off without endpoints.
 //	Discovery discovery.Config
@@ -40,7 +41,7 @@
 //	cfg.Discovery, derrs = discovery.ConfigFromEnv(getenv)
 //	errs = append(errs, derrs...)
 //
-// and add the five variables to the README's configuration table.
+// and the five variables are in the README's configuration table.
 //
 // internal/app/app.go, in Run (imports: internal/discovery and
 // clientv3 "go.etcd.io/etcd/client/v3"):

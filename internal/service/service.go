@@ -18,8 +18,12 @@ import (
 
 // Deps are what a service receives when it starts.
 type Deps struct {
+	// Config is the platform's configuration (internal/config).
 	Config *config.Config
-	Logger *slog.Logger
+	// Settings is the service's own configuration, what its Def.Config loaded (a pointer to
+	// the service's type, which the service asserts); nil for a service without one.
+	Settings any
+	Logger   *slog.Logger
 	// DB is the platform database, migrated; nil for services that use none.
 	DB *pgxpool.Pool
 	// Dial returns a client connection to another target (in-process loopback in `all`).
@@ -44,6 +48,12 @@ type Def struct {
 	// Streams are the server-streaming RPCs the gateway answers as server-sent events,
 	// registered after the REST routes (which they override on the same path).
 	Streams []restapi.Stream
+	// Config reads the service's own variables through getenv (each package owns its
+	// configuration: variables, defaults, validation) and returns a pointer to its
+	// configuration, which the service receives as Deps.Settings, with a message naming the
+	// variable for each malformed value; nil when the service reads none. The composition
+	// root (internal/app.LoadConfig) calls it for every service the binary knows.
+	Config func(getenv func(string) string) (any, []string)
 	// Seed loads demo data when SHOPMIND_DEMO_DATA is set; nil when the service has none.
 	Seed func(ctx context.Context, deps Deps) error
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/shopmind/shopmind/internal/analytics/demodata"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
@@ -279,7 +279,7 @@ func TestPreviewMatchesHandWrittenSQL(t *testing.T) {
 			var s *stack.Stack
 			if store == "clickhouse" {
 				db = warehousetest.ClickHouse(t)
-				s = stack.Start(t, func(c *config.Config) { c.Analytics.URL = db.URL })
+				s = stack.Start(t, func(c *app.Config) { c.Analytics.URL = db.URL })
 			} else {
 				s = stack.Start(t)
 				pg, err := warehouse.Open(context.Background(), "", s.DB.Pool, nil)
@@ -394,7 +394,7 @@ func secondTenant(t *testing.T, s *stack.Stack) (int64, string) {
 
 // SHOPMIND_DEMO_DATA loads the demo tenant's orders and metrics, and they answer queries.
 func TestDemoData(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.DemoData = true })
+	s := stack.Start(t, func(c *app.Config) { c.DemoData = true })
 	tok := s.Admin(t).Access
 	list := want(t, s, tok, "GET", "/analysis/api/v1/analytics/metrics", "", 0, `"avg_order_value"`)
 	for _, name := range []string{"gmv", "order_count", "units_sold", "line_amount", "buyers"} {

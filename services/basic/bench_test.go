@@ -14,8 +14,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
+	"github.com/shopmind/shopmind/services/basic"
 )
 
 // benchGoods is the size of the benchmark's goods table.
@@ -92,7 +93,7 @@ func loadBenchGoods(b testing.TB, d *tenant) (shops, cats, staff []int64) {
 //
 //	go test ./services/basic -run '^$' -bench 'BenchmarkGoodsList|BenchmarkGatewayFloor' -benchtime 3000x
 func BenchmarkGoodsList(b *testing.B) {
-	s := stack.Start(b, func(c *config.Config) { c.Basic.WarehouseRetryInterval = time.Hour })
+	s := stack.Start(b, func(c *app.Config) { app.ServiceConfig[basic.Config](c, "basic").WarehouseRetryInterval = time.Hour })
 	d := demo(b, s)
 	shops, cats, staff := loadBenchGoods(b, d)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -133,7 +134,7 @@ func BenchmarkGoodsList(b *testing.B) {
 // BenchmarkGatewayFloor is the same measurement for the smallest listing (10 shops): the
 // cost of the gateway, token check, RBAC and envelope on this machine, for comparison.
 func BenchmarkGatewayFloor(b *testing.B) {
-	s := stack.Start(b, func(c *config.Config) { c.Basic.WarehouseRetryInterval = time.Hour })
+	s := stack.Start(b, func(c *app.Config) { app.ServiceConfig[basic.Config](c, "basic").WarehouseRetryInterval = time.Hour })
 	d := demo(b, s)
 	for i := range 10 {
 		d.addShop(b, fmt.Sprintf("Shop %d", i), "tmall", fmt.Sprintf("p-%d", i), "active")

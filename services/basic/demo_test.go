@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -14,7 +14,7 @@ import (
 // analytical store, the basic seed imports its shops, categories and goods, and listings
 // and metrics agree.
 func TestDemoDataAgrees(t *testing.T) {
-	demoData := func(c *config.Config) { c.DemoData = true }
+	demoData := func(c *app.Config) { c.DemoData = true }
 	s := stack.Start(t, demoData)
 	d := demo(t, s)
 

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
+	"github.com/shopmind/shopmind/services/basic"
 )
 
 // A second tenant can neither see nor change the first tenant's goods, orders, shops,
@@ -100,7 +101,9 @@ func TestTenantIsolation(t *testing.T) {
 // A failed write to the analytical store does not fail the request; the change stays
 // queued and the background loop delivers it once the store is back.
 func TestWarehouseWriteRetried(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.Basic.WarehouseRetryInterval = 100 * time.Millisecond })
+	s := stack.Start(t, func(c *app.Config) {
+		app.ServiceConfig[basic.Config](c, "basic").WarehouseRetryInterval = 100 * time.Millisecond
+	})
 	d := demo(t, s)
 	shop := d.addShop(t, "Shop", "tmall", "s", "active")
 	g := d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Before"}}`, shop))

@@ -14,7 +14,7 @@ import (
 	"github.com/shopmind/shopmind/internal/analytics/demodata"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -77,7 +77,7 @@ func storeFor(t *testing.T, dialect string) (s *stack.Stack, wh warehouse.Store,
 	t.Helper()
 	if dialect == warehouse.DialectClickHouse {
 		db := warehousetest.ClickHouse(t)
-		opt := func(c *config.Config) { c.Analytics.URL = db.URL }
+		opt := func(c *app.Config) { c.Analytics.URL = db.URL }
 		s = stack.Start(t, opt)
 		return s, db.Store, func() *stack.Stack { s.Stop(); return stack.StartOn(t, s.DB, opt) }
 	}

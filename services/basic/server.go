@@ -40,7 +40,6 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
@@ -57,6 +56,7 @@ func Service() service.Def {
 	return service.Def{
 		Name:       "basic",
 		Migrations: &postgres.Migrations{Service: "basic", FS: sub},
+		Config:     loadSettings,
 		Register:   st.register,
 		Gateway:    restapi.Routes(restapi.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient), restapi.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient)),
 		Seed:       st.seed,
@@ -75,7 +75,7 @@ type handlerDeps struct {
 	wh       warehouse.Store
 	outbox   *outbox
 	log      *slog.Logger
-	cfg      config.BasicConfig
+	cfg      Config
 	platform *partners.Platform // nil: SHOPMIND_PLATFORM_URL unset
 	// queryTimeout bounds each analytical query of the orders listing.
 	queryTimeout time.Duration
@@ -92,7 +92,7 @@ func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, d
 	if err := wh.EnsureSchema(ctx); err != nil {
 		return fmt.Errorf("analytical store schema: %w", err)
 	}
-	cfg := deps.Config.Basic
+	cfg := settings(deps)
 	c := &handlerDeps{pool: deps.DB, store: &store{pool: deps.DB}, wh: wh, log: deps.Logger, cfg: cfg,
 		queryTimeout: deps.Config.Analytics.QueryTimeout}
 	c.outbox = newOutbox(ctx, deps.DB, wh, deps.Logger, cfg.WarehousePushWait)

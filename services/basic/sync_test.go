@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
+	"github.com/shopmind/shopmind/services/basic"
 	"github.com/shopmind/shopmind/services/basic/partners"
 	"github.com/shopmind/shopmind/services/basic/partners/partnerstest"
 )
@@ -76,10 +77,11 @@ func TestSync(t *testing.T) {
 	partnerA := newSwitchable(t)
 	partnerA.to(partnerstest.NewPartnerAServer(t, skus, partnerstest.Faults{}))
 
-	s := stack.Start(t, func(c *config.Config) {
-		c.Basic.PlatformURL, c.Basic.PlatformKey = platform.srv.URL, partnerstest.Key
-		c.Basic.PartnerAURL, c.Basic.PartnerAKey = partnerA.srv.URL, partnerstest.Key
-		c.Basic.UpstreamRetries = 1
+	s := stack.Start(t, func(c *app.Config) {
+		bc := app.ServiceConfig[basic.Config](c, "basic")
+		bc.PlatformURL, bc.PlatformKey = platform.srv.URL, partnerstest.Key
+		bc.PartnerAURL, bc.PartnerAKey = partnerA.srv.URL, partnerstest.Key
+		bc.UpstreamRetries = 1
 	})
 	d := demo(t, s)
 	shop := d.addShop(t, "Big shop", "tmall", "tm-big", "active")

@@ -19,8 +19,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/apperr"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
@@ -624,7 +624,9 @@ func TestPipelineTimeout(t *testing.T) {
 		_ = emit(chunk("thinking..."))
 		<-ctx.Done()
 		return ctx.Err()
-	}), func(c *config.Config) { c.Chat.PipelineTimeout = 300 * time.Millisecond })
+	}), func(c *app.Config) {
+		app.ServiceConfig[chat.Config](c, "chat").Chat.PipelineTimeout = 300 * time.Millisecond
+	})
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"slow"}`, token)
 	errEv := events[len(events)-2]
@@ -642,7 +644,7 @@ func TestKeepAlive(t *testing.T) {
 	s := start(t, scripted(func(ctx context.Context, _ *agent.Request, emit agent.Emit) error {
 		time.Sleep(350 * time.Millisecond)
 		return emit(chunk("late"))
-	}), func(c *config.Config) { c.Chat.SSEKeepAlive = 50 * time.Millisecond })
+	}), func(c *app.Config) { c.Edge.SSEKeepAlive = 50 * time.Millisecond })
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"slow"}`, token)
 	if es.comments < 4 || textOf(t, events) != "late" {
@@ -715,9 +717,10 @@ func TestIdleCleanupRebuildsFromStorage(t *testing.T) {
 		seen = append(seen, req.History)
 		mu.Unlock()
 		return emit(chunk("answer to " + req.Message))
-	}), func(c *config.Config) {
-		c.Chat.SessionIdleTimeout = 700 * time.Millisecond
-		c.Chat.CleanupInterval = 50 * time.Millisecond
+	}), func(c *app.Config) {
+		cc := app.ServiceConfig[chat.Config](c, "chat")
+		cc.Chat.SessionIdleTimeout = 700 * time.Millisecond
+		cc.Chat.CleanupInterval = 50 * time.Millisecond
 	})
 	token := s.Admin(t).Access
 	es, _ := stream(t, s, "/api/v2/chat/message", `{"message":"first"}`, token)
@@ -748,7 +751,7 @@ func TestHistoryWindowAndRepair(t *testing.T) {
 		last = req.History
 		mu.Unlock()
 		return emit(chunk("ok"))
-	}), func(c *config.Config) { c.Chat.HistoryMessages = 4 })
+	}), func(c *app.Config) { app.ServiceConfig[chat.Config](c, "chat").Chat.HistoryMessages = 4 })
 	token := s.Admin(t).Access
 	es, _ := stream(t, s, "/api/v2/chat/message", `{"message":"q1"}`, token)
 	convID := es.resp.Header.Get("X-Conversation-Id")
@@ -1017,7 +1020,7 @@ func TestSessionIsolation(t *testing.T) {
 // an LLM endpoint) answers through the bridge and is stored; the health endpoint reports
 // PostgreSQL and the vector store.
 func TestProductionWiring(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.DemoData = true })
+	s := stack.Start(t, func(c *app.Config) { c.DemoData = true })
 	token := s.Admin(t).Access
 	data := expect(t, s, "GET", "/api/v1/health/health", "", "", 0, "")
 	h := decode[struct {
@@ -1051,7 +1054,10 @@ func TestLLMAgentThroughTheBridge(t *testing.T) {
 		llmtest.Reply{Text: []string{"Hello ", "there."}, Usage: &llm.Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}},
 		llmtest.Reply{Text: []string{"Second ", "answer ", "cut"}, FailAfter: 2, ErrorMessage: "overloaded"},
 	)
-	s := stack.Start(t, func(c *config.Config) { c.LLM.BaseURL = fake.BaseURL(); c.LLM.MaxRetries = 0 })
+	s := stack.Start(t, func(c *app.Config) {
+		cc := app.ServiceConfig[chat.Config](c, "chat")
+		cc.LLM.BaseURL, cc.LLM.MaxRetries = fake.BaseURL(), 0
+	})
 	token := s.Admin(t).Access
 	es, events := stream(t, s, "/api/v2/chat/message", `{"message":"hi"}`, token)
 	convID := es.resp.Header.Get("X-Conversation-Id")

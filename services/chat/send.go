@@ -25,8 +25,8 @@ import (
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/chatconfig"
 )
 
 // Limits of a chat message request (the proto comments document them).
@@ -68,7 +68,7 @@ type messageRunner struct {
 	store    *store
 	agent    agent.Agent
 	sessions *sessions
-	cfg      config.ChatConfig
+	cfg      chatconfig.ChatConfig
 	log      *slog.Logger
 }
 

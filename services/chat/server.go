@@ -24,11 +24,11 @@ import (
 
 	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/chatconfig"
 )
 
 //go:embed migrations/*.sql
@@ -55,6 +55,7 @@ func ServiceWith(opts Options) service.Def {
 	return service.Def{
 		Name:       "chat",
 		Migrations: migrations(),
+		Config:     loadSettings,
 		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 			return register(ctx, s, deps, opts)
 		},
@@ -73,7 +74,7 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, o
 		return err
 	}
 	checkers := append([]HealthChecker{postgresChecker{pool: deps.DB}}, more...)
-	cfg := withDefaults(deps.Config.Chat)
+	cfg := withDefaults(settings(deps).Chat)
 	st := &store{pool: deps.DB}
 	sess := newSessions(cfg.SessionIdleTimeout)
 	go sess.run(ctx, cfg.CleanupInterval, deps.Logger)
@@ -86,18 +87,18 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, o
 }
 
 // withDefaults fills what a hand-built configuration (zero values) leaves out.
-func withDefaults(c config.ChatConfig) config.ChatConfig {
+func withDefaults(c chatconfig.ChatConfig) chatconfig.ChatConfig {
 	if c.HistoryMessages <= 0 {
-		c.HistoryMessages = config.DefaultChatHistoryMessages
+		c.HistoryMessages = chatconfig.DefaultChatHistoryMessages
 	}
 	if c.SessionIdleTimeout <= 0 {
-		c.SessionIdleTimeout = config.DefaultChatSessionIdleTimeout
+		c.SessionIdleTimeout = chatconfig.DefaultChatSessionIdleTimeout
 	}
 	if c.CleanupInterval <= 0 {
-		c.CleanupInterval = config.DefaultChatCleanupInterval
+		c.CleanupInterval = chatconfig.DefaultChatCleanupInterval
 	}
 	if c.PipelineTimeout <= 0 {
-		c.PipelineTimeout = config.DefaultChatPipelineTimeout
+		c.PipelineTimeout = chatconfig.DefaultChatPipelineTimeout
 	}
 	return c
 }

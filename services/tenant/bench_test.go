@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
@@ -15,7 +15,7 @@ import (
 // BenchmarkLogin measures logins through the gateway at the production bcrypt cost (10):
 // the password hash dominates, by design.
 func BenchmarkLogin(b *testing.B) {
-	s := stack.Start(b, func(c *config.Config) { c.Auth.BcryptCost = 10 })
+	s := stack.Start(b, func(c *app.Config) { c.Auth.BcryptCost = 10 })
 	body := login("demo", "admin", stack.AdminPassword)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	b.ResetTimer()

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
@@ -17,7 +18,7 @@ import (
 // production replaces the stack's development configuration with a production one read
 // from vars (plus the stack's database and loopback ports).
 func production(t *testing.T, vars map[string]string) stack.Option {
-	return func(c *config.Config) {
+	return func(c *app.Config) {
 		m := map[string]string{"SHOPMIND_MODE": "production", "SHOPMIND_JWT_SECRET": stack.TestSecret,
 			"SHOPMIND_DATABASE_URL": c.DatabaseURL, "SHOPMIND_HTTP_ADDR": "127.0.0.1:0", "SHOPMIND_GRPC_ADDR": "127.0.0.1:0",
 			"SHOPMIND_CAPTCHA_MODE": "off", "SHOPMIND_BCRYPT_COST": "4", "SHOPMIND_RATE_LIMIT_RPS": "0",
@@ -29,7 +30,7 @@ func production(t *testing.T, vars map[string]string) stack.Option {
 		if err != nil {
 			t.Fatal(err)
 		}
-		*c = *p
+		c.Config = *p
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
@@ -249,7 +249,7 @@ func withCaptcha(tenant, user, password, id, code string) string {
 }
 
 func TestCaptchaOnFailure(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.CaptchaMode = "on-failure" })
+	s := stack.Start(t, func(c *app.Config) { c.CaptchaMode = "on-failure" })
 	// The captcha endpoint is public and gives a PNG data URI; answers are stored server-side.
 	env := expect(t, s, "GET", "/tenant/api/v1/tenant/auth/captcha", "", "", 0, `"image":"data:image/png;base64,`)
 	var c struct {
@@ -280,7 +280,7 @@ func TestCaptchaOnFailure(t *testing.T) {
 }
 
 func TestCaptchaAlways(t *testing.T) {
-	s := stack.Start(t, func(c *config.Config) { c.CaptchaMode = "always" })
+	s := stack.Start(t, func(c *app.Config) { c.CaptchaMode = "always" })
 	expect(t, s, "POST", "/tenant/api/v1/tenant/auth/login", login("demo", "admin", stack.AdminPassword), "", 400, "captcha required")
 	putCaptcha(t, s, "cap-a", "11111", time.Minute)
 	expect(t, s, "POST", "/tenant/api/v1/tenant/auth/login", withCaptcha("demo", "admin", stack.AdminPassword, "cap-a", "11111"), "", 0, "access_token")
@@ -409,7 +409,7 @@ func TestTokenAttacksThroughGateway(t *testing.T) {
 
 func mintWithSecret(t *testing.T, secret string) string {
 	t.Helper()
-	s := stack.Start(t, func(c *config.Config) { c.JWTSecret = secret })
+	s := stack.Start(t, func(c *app.Config) { c.JWTSecret = secret })
 	return s.Admin(t).Access
 }
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -39,8 +39,8 @@ func TestBadInputSweep(t *testing.T) {
 		// The WAF inspects every argument of a body: 900 KiB values and 50,000-element arrays
 		// cost it seconds each, so under it each operation gets one of each kind.
 		{"rest-waf-on", nil, sample(cases, 1)},
-		{"rest-waf-off", []stack.Option{func(c *config.Config) { c.WAF.Enabled = false }}, cases},
-		{"rest-waf-off-loopback", []stack.Option{func(c *config.Config) { c.WAF.Enabled, c.InProcessCalls = false, false }}, cases},
+		{"rest-waf-off", []stack.Option{func(c *app.Config) { c.WAF.Enabled = false }}, cases},
+		{"rest-waf-off-loopback", []stack.Option{func(c *app.Config) { c.WAF.Enabled, c.InProcessCalls = false, false }}, cases},
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -75,4 +75,4 @@ func sample(cases []restCase, n int) []restCase {
 }
 
 // demoData seeds the demo tenant, so that requests reach rows and not only empty tables.
-func demoData(c *config.Config) { c.DemoData = true }
+func demoData(c *app.Config) { c.DemoData = true }

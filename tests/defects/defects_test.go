@@ -22,7 +22,6 @@ import (
 
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
@@ -37,9 +36,9 @@ func decode(t testing.TB, r stack.Response) envelope {
 }
 
 // smallPool is the smallest pool the platform allows.
-func smallPool(c *config.Config) { c.DatabaseMaxConns = 4 }
+func smallPool(c *app.Config) { c.DatabaseMaxConns = 4 }
 
-func wafOff(c *config.Config) { c.WAF.Enabled = false }
+func wafOff(c *app.Config) { c.WAF.Enabled = false }
 
 func demoShop(t *testing.T, s *stack.Stack) int64 {
 	t.Helper()
@@ -158,7 +157,7 @@ func TestTextTheStoreCannotHold(t *testing.T) {
 		opts []stack.Option
 	}{
 		{"in process", []stack.Option{wafOff}},
-		{"loopback gRPC", []stack.Option{wafOff, func(c *config.Config) { c.InProcessCalls = false }}},
+		{"loopback gRPC", []stack.Option{wafOff, func(c *app.Config) { c.InProcessCalls = false }}},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			s := stack.Start(t, mode.opts...)
@@ -244,7 +243,7 @@ func TestStartFailuresExitPromptly(t *testing.T) {
 		for k, v := range vars {
 			base[k] = v
 		}
-		cfg, err := config.FromMap(base)
+		cfg, err := app.LoadConfigFromMap(base, defs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
+	"github.com/shopmind/shopmind/services/basic"
 	"github.com/shopmind/shopmind/services/basic/partners"
 	"github.com/shopmind/shopmind/services/basic/partners/partnerstest"
 )
@@ -39,9 +40,10 @@ func newSuite(t *testing.T, opts ...stack.Option) *suite {
 	}
 	platform := partnerstest.NewPlatformServer(t, catalogs, partnerstest.Faults{})
 	partnerA := partnerstest.NewPartnerAServer(t, skus, partnerstest.Faults{})
-	opts = append([]stack.Option{smallPool, func(c *config.Config) {
-		c.Basic.PlatformURL, c.Basic.PlatformKey = platform.URL, partnerstest.Key
-		c.Basic.PartnerAURL, c.Basic.PartnerAKey = partnerA.URL, partnerstest.Key
+	opts = append([]stack.Option{smallPool, func(c *app.Config) {
+		bc := app.ServiceConfig[basic.Config](c, "basic")
+		bc.PlatformURL, bc.PlatformKey = platform.URL, partnerstest.Key
+		bc.PartnerAURL, bc.PartnerAKey = partnerA.URL, partnerstest.Key
 	}}, opts...)
 	st := stack.Start(t, opts...)
 	s := &suite{st: st, c: newClient(st.BaseURL), tenant: demoTenant(t, st), rec: newRecorder()}

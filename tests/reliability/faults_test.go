@@ -12,17 +12,20 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services"
+	"github.com/shopmind/shopmind/services/basic"
 )
 
 // retryFast makes the outbox's background retry quick, so catching up after an outage
 // is measured in seconds, not in the default interval.
-func retryFast(c *config.Config) { c.Basic.WarehouseRetryInterval = time.Second }
+func retryFast(c *app.Config) {
+	app.ServiceConfig[basic.Config](c, "basic").WarehouseRetryInterval = time.Second
+}
 
 // withHost points a URL at another host:port.
 func withHost(t *testing.T, raw, hostport string) string {
@@ -315,7 +318,7 @@ func TestClickHouseOutage(t *testing.T) {
 	db := warehousetest.ClickHouse(t) // skips, saying so, without a reachable ClickHouse
 	u, _ := url.Parse(db.URL)
 	p := newProxy(t, u.Host)
-	st := stack.Start(t, smallPool, retryFast, func(c *config.Config) { c.Analytics.URL = withHost(t, db.URL, p.addr) })
+	st := stack.Start(t, smallPool, retryFast, func(c *app.Config) { c.Analytics.URL = withHost(t, db.URL, p.addr) })
 	ch := openClickHouse(t, db)
 	c := newClient(st.BaseURL)
 	tok, _ := login(t, c, "admin", stack.AdminPassword)
@@ -373,7 +376,7 @@ func TestClickHouseOutage(t *testing.T) {
 func TestSlowStore(t *testing.T) {
 	deadline(t, 90*time.Second)
 	const queryTimeout = 300 * time.Millisecond
-	st := stack.Start(t, smallPool, func(c *config.Config) { c.Analytics.QueryTimeout = queryTimeout })
+	st := stack.Start(t, smallPool, func(c *app.Config) { c.Analytics.QueryTimeout = queryTimeout })
 	c := newClient(st.BaseURL)
 	tok, _ := login(t, c, "admin", stack.AdminPassword)
 	tenant := demoTenant(t, st)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -82,7 +82,7 @@ func TestGoodsBurstBothStores(t *testing.T) {
 			var read func(st *stack.Stack) analytical
 			if store == "clickhouse" {
 				db := warehousetest.ClickHouse(t) // skips, saying so, without a ClickHouse
-				opts = append(opts, func(c *config.Config) { c.Analytics.URL = db.URL })
+				opts = append(opts, func(c *app.Config) { c.Analytics.URL = db.URL })
 				ch := openClickHouse(t, db)
 				read = func(*stack.Stack) analytical { return ch }
 			} else {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
@@ -34,7 +34,7 @@ const maxLatency = 2 * time.Second
 const requestTimeout = 10 * time.Second
 
 // smallPool is the smallest pool the platform allows.
-func smallPool(c *config.Config) { c.DatabaseMaxConns = 4 }
+func smallPool(c *app.Config) { c.DatabaseMaxConns = 4 }
 
 // deadline fails the test if it runs past d: a hung platform must not hang the package.
 // The panic ends the test binary, so what must not outlive it (a private PostgreSQL) is

@@ -34,7 +34,6 @@ import (
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
@@ -65,7 +64,7 @@ type Stack struct {
 }
 
 // Option adjusts the configuration before start.
-type Option func(*config.Config)
+type Option func(*app.Config)
 
 // Start runs the platform on a fresh database until the test ends.
 func Start(t testing.TB, opts ...Option) *Stack {
@@ -190,14 +189,14 @@ func Violations(err error) []string {
 
 func startDefs(t testing.TB, db *pgtest.Database, targets string, defs []service.Def, opts ...Option) *Stack {
 	t.Helper()
-	cfg, err := config.FromMap(map[string]string{
+	cfg, err := app.LoadConfigFromMap(map[string]string{
 		"SHOPMIND_HTTP_ADDR": "127.0.0.1:0", "SHOPMIND_GRPC_ADDR": "127.0.0.1:0",
 		"SHOPMIND_DATABASE_URL": db.URL, "SHOPMIND_JWT_SECRET": TestSecret,
 		"SHOPMIND_ADMIN_PASSWORD": AdminPassword, "SHOPMIND_CAPTCHA_MODE": "off",
 		"SHOPMIND_SHUTDOWN_TIMEOUT": "5s", "SHOPMIND_MAX_BODY_BYTES": "1048576", "SHOPMIND_LOG_LEVEL": "warn",
 		"SHOPMIND_BCRYPT_COST":    "4", // fast hashing in tests; the cost is measured in benchmarks
 		"SHOPMIND_RATE_LIMIT_RPS": "0", // no edge rate limit in tests; gateway/ tests it (an Option can set it)
-	})
+	}, defs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,11 @@ import (
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/chatconfig"
 )
 
 // identityOf builds the caller's identity from an access token (its claims are trusted
@@ -81,9 +82,9 @@ func TestAcceptanceAgainstAnalysis(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole platform")
 	}
-	s := stack.Start(t, func(c *config.Config) { c.DemoData = true })
+	s := stack.Start(t, func(c *app.Config) { c.DemoData = true })
 	id := identityOf(t, s.Admin(t).Access)
-	cfg, err := config.LLMFromMap(map[string]string{})
+	cfg, err := chatconfig.LLMFromMap(map[string]string{})
 	if err != nil {
 		t.Fatal(err)
 	}

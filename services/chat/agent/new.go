@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/postgres"
+	"github.com/shopmind/shopmind/services/chat/chatconfig"
 	"github.com/shopmind/shopmind/services/chat/llm"
 	"github.com/shopmind/shopmind/services/chat/vector"
 )
@@ -42,7 +42,7 @@ func (h HealthCheck) Check(ctx context.Context) error { return h.check(ctx) }
 // the metric vector index (PostgreSQL schema chatvec by default, whose migrations New
 // applies; Qdrant or memory by configuration). pool may be nil (the store is then in
 // memory). It returns the health checks of its dependencies (the vector database).
-func New(ctx context.Context, cfg config.LLMConfig, dial func(target string) (grpc.ClientConnInterface, error), pool *pgxpool.Pool, logger *slog.Logger) (Agent, []HealthCheck, error) {
+func New(ctx context.Context, cfg chatconfig.LLMConfig, dial func(target string) (grpc.ClientConnInterface, error), pool *pgxpool.Pool, logger *slog.Logger) (Agent, []HealthCheck, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

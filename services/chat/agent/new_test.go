@@ -16,8 +16,8 @@ import (
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
+	"github.com/shopmind/shopmind/services/chat/chatconfig"
 	"github.com/shopmind/shopmind/services/chat/llm/llmtest"
 )
 
@@ -181,9 +181,9 @@ func TestNewLLMAgentFromConfig(t *testing.T) {
 	}
 }
 
-func mustLLMConfig(t *testing.T, vars map[string]string) config.LLMConfig {
+func mustLLMConfig(t *testing.T, vars map[string]string) chatconfig.LLMConfig {
 	t.Helper()
-	c, err := config.LLMFromMap(vars)
+	c, err := chatconfig.LLMFromMap(vars)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package config
+package basic
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopmind/shopmind/internal/service"
 )
 
 // Basic service defaults.
@@ -19,10 +21,10 @@ const (
 	MaxUpstreamRetries = 10
 )
 
-// BasicConfig configures the basic service (services/basic/BASIC.md lists every variable):
+// Config configures the basic service (services/basic/BASIC.md lists every variable):
 // the platform and partner A integrations its sync endpoints call, and how it keeps the
 // analytical store in step.
-type BasicConfig struct {
+type Config struct {
 	// PlatformURL is the base URL of the platform goods API (SHOPMIND_PLATFORM_URL); empty:
 	// sync-from-platform answers 503 "not configured".
 	PlatformURL string
@@ -50,10 +52,12 @@ type BasicConfig struct {
 	WarehousePushWait time.Duration
 }
 
-// loadBasic reads the basic service's variables, appending a message naming the variable
-// to errs for each malformed value.
-func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
-	cfg := BasicConfig{SyncTimeout: DefaultSyncTimeout, UpstreamTimeout: DefaultSyncRequestTimeout,
+// LoadConfig reads the basic service's variables through getenv and returns the
+// configuration with a message naming the variable for each malformed value (none when it
+// is valid). It is the service's Def.Config.
+func LoadConfig(getenv func(string) string) (Config, []string) {
+	var errs []string
+	cfg := Config{SyncTimeout: DefaultSyncTimeout, UpstreamTimeout: DefaultSyncRequestTimeout,
 		UpstreamRetries: DefaultUpstreamRetries, WarehouseRetryInterval: DefaultWarehouseRetryInterval,
 		WarehousePushWait: DefaultWarehousePushWait}
 	httpURL := func(key string) string {
@@ -63,7 +67,7 @@ func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
 		}
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			*errs = append(*errs, fmt.Sprintf("%s: %q is not an http(s) URL", key, redactURL(v)))
+			errs = append(errs, fmt.Sprintf("%s: %q is not an http(s) URL", key, redactURL(v)))
 			return ""
 		}
 		return strings.TrimRight(v, "/")
@@ -72,7 +76,7 @@ func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
 		if v := strings.TrimSpace(getenv(key)); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				*errs = append(*errs, fmt.Sprintf("%s: %q is not a positive duration", key, v))
+				errs = append(errs, fmt.Sprintf("%s: %q is not a positive duration", key, v))
 				return
 			}
 			*dst = d
@@ -89,10 +93,35 @@ func loadBasic(getenv func(string) string, errs *[]string) BasicConfig {
 	if v := strings.TrimSpace(getenv("SHOPMIND_SYNC_RETRIES")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > MaxUpstreamRetries {
-			*errs = append(*errs, fmt.Sprintf("SHOPMIND_SYNC_RETRIES: %q is not an integer between 0 and %d", v, MaxUpstreamRetries))
+			errs = append(errs, fmt.Sprintf("SHOPMIND_SYNC_RETRIES: %q is not an integer between 0 and %d", v, MaxUpstreamRetries))
 		} else {
 			cfg.UpstreamRetries = n
 		}
 	}
-	return cfg
+	return cfg, errs
+}
+
+// loadSettings is the service's Def.Config: a pointer to its configuration.
+func loadSettings(getenv func(string) string) (any, []string) {
+	cfg, errs := LoadConfig(getenv)
+	return &cfg, errs
+}
+
+// settings returns the configuration the service received, or the defaults when it
+// received none (a Deps built by hand).
+func settings(deps service.Deps) Config {
+	if c, ok := deps.Settings.(*Config); ok && c != nil {
+		return *c
+	}
+	c, _ := LoadConfig(func(string) string { return "" })
+	return c
+}
+
+// redactURL hides a password in error messages.
+func redactURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil {
+		return v
+	}
+	return u.Redacted()
 }

@@ -1,4 +1,8 @@
-package config
+// Package chatconfig is the chat service's configuration: the service's own variables
+// (ChatConfig) and its agents' (LLMConfig), with their defaults and validation. The service
+// loads it (chat.LoadConfig, its service.Def.Config); the agents (services/chat/agent)
+// take the LLMConfig part.
+package chatconfig
 
 import (
 	"fmt"
@@ -12,10 +16,10 @@ const (
 	DefaultChatSessionIdleTimeout = 30 * time.Minute
 	DefaultChatCleanupInterval    = 5 * time.Minute
 	DefaultChatPipelineTimeout    = 2 * time.Minute
-	DefaultChatSSEKeepAlive       = 15 * time.Second
 )
 
-// ChatConfig configures the chat service and the gateway's SSE bridge of its streams.
+// ChatConfig configures the chat service (the gateway reads the keep-alive of its event
+// streams, SHOPMIND_CHAT_SSE_KEEPALIVE).
 // services/chat/CHAT.md lists the variables.
 type ChatConfig struct {
 	// HistoryMessages is how many of a conversation's most recent stored messages the agents
@@ -30,9 +34,6 @@ type ChatConfig struct {
 	// PipelineTimeout bounds one reply of the agents, whether or not the client is still
 	// connected (SHOPMIND_CHAT_PIPELINE_TIMEOUT).
 	PipelineTimeout time.Duration
-	// SSEKeepAlive is the interval of keep-alive comments on an idle event stream
-	// (SHOPMIND_CHAT_SSE_KEEPALIVE).
-	SSEKeepAlive time.Duration
 }
 
 // loadChat reads the chat variables, appending a message naming the variable to errs for
@@ -44,7 +45,6 @@ func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
 		SessionIdleTimeout: dur("SHOPMIND_CHAT_SESSION_IDLE_TIMEOUT", DefaultChatSessionIdleTimeout),
 		CleanupInterval:    dur("SHOPMIND_CHAT_CLEANUP_INTERVAL", DefaultChatCleanupInterval),
 		PipelineTimeout:    dur("SHOPMIND_CHAT_PIPELINE_TIMEOUT", DefaultChatPipelineTimeout),
-		SSEKeepAlive:       dur("SHOPMIND_CHAT_SSE_KEEPALIVE", DefaultChatSSEKeepAlive),
 	}
 	if v := getenv("SHOPMIND_CHAT_HISTORY_MESSAGES"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -55,4 +55,21 @@ func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
 		}
 	}
 	return c
+}
+
+// Config is the chat service's whole configuration.
+type Config struct {
+	Chat ChatConfig
+	// LLM configures the agents (llm.go).
+	LLM LLMConfig
+}
+
+// Load reads the chat service's variables (the chat's, then the agents') through getenv
+// and returns the configuration with a message naming the variable for each malformed
+// value (none when it is valid).
+func Load(getenv func(string) string) (Config, []string) {
+	var errs []string
+	c := Config{Chat: loadChat(getenv, &errs)}
+	c.LLM = loadLLM(getenv, &errs)
+	return c, errs
 }

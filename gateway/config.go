@@ -1,4 +1,4 @@
-package config
+package gateway
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // DefaultEnvironment is the environment of unprefixed URLs without an X-Env header.
 const DefaultEnvironment = "dev"
 
-// Edge defaults. The gateway also applies them to a zero EdgeConfig (tests build Config by
+// Edge defaults. The gateway also applies them to a zero EdgeConfig (tests build Options by
 // hand), except the rate limit, which a zero value disables.
 const (
 	DefaultEnvironments     = "dev,local,test"
@@ -29,7 +29,8 @@ const (
 )
 
 // EdgeConfig configures the gateway edge: environments, rate limiting, CORS, TLS, partners,
-// upstream timeouts. Read by loadEdge; every variable is in gateway/EDGE.md's table.
+// upstream timeouts, keep-alives of event streams. Read by LoadConfig; every variable is in
+// gateway/EDGE.md's table (SHOPMIND_CHAT_SSE_KEEPALIVE in services/chat/CHAT.md's).
 type EdgeConfig struct {
 	// Environments are the environment names (SHOPMIND_ENVIRONMENTS); the first-class one is
 	// dev. Every other name is also a URL prefix (/local/tenant/api/...).
@@ -63,6 +64,9 @@ type EdgeConfig struct {
 	PartnerKeyHeader string
 	// PartnerTimeout bounds one partner exchange (502 beyond it).
 	PartnerTimeout time.Duration
+	// SSEKeepAlive is the interval of keep-alive comments on an idle event stream
+	// (SHOPMIND_CHAT_SSE_KEEPALIVE; the process passes it as Options.SSEKeepAlive).
+	SSEKeepAlive time.Duration
 }
 
 // Partner is one external integration behind /api-<Name>/*.
@@ -83,15 +87,6 @@ func (e EdgeConfig) EnvironmentNames() []string {
 	return e.Environments
 }
 
-// EnvAddrOf returns the gRPC address the gateway dials for a target in an environment: the
-// environment's own map first, then the dev address (AddrOf).
-func (c *Config) EnvAddrOf(env, target string) string {
-	if a, ok := c.Edge.EnvServiceAddrs[env][target]; ok {
-		return a
-	}
-	return c.AddrOf(target)
-}
-
 var (
 	envNameRE     = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
 	partnerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,31}$`)
@@ -104,10 +99,11 @@ var reservedEnvNames = map[string]bool{
 	"healthz": true, "readyz": true, "metrics": true,
 }
 
-// loadEdge reads the edge variables, appending a message naming the variable to errs for
-// each malformed value.
-func loadEdge(getenv func(string) string, errs *[]string) EdgeConfig {
-	fail := func(format string, args ...any) { *errs = append(*errs, fmt.Sprintf(format, args...)) }
+// LoadConfig reads the edge variables through getenv and returns the configuration with a
+// message naming the variable for each malformed value (none when it is valid).
+func LoadConfig(getenv func(string) string) (EdgeConfig, []string) {
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	get := func(key, def string) string {
 		if v := strings.TrimSpace(getenv(key)); v != "" {
 			return v
@@ -280,7 +276,17 @@ func loadEdge(getenv func(string) string, errs *[]string) EdgeConfig {
 				Key: strings.TrimSpace(getenv(PartnerKeyVar(name)))})
 		}
 	}
-	return e
+
+	// Event streams.
+	e.SSEKeepAlive = DefaultSSEKeepAlive
+	if v := get("SHOPMIND_CHAT_SSE_KEEPALIVE", ""); v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			fail("%s: %q is not a positive duration", "SHOPMIND_CHAT_SSE_KEEPALIVE", v)
+		} else {
+			e.SSEKeepAlive = d
+		}
+	}
+	return e, errs
 }
 
 // PartnerKeyVar is the variable holding a partner's credential: SHOPMIND_PARTNER_<NAME>_KEY.

@@ -1,6 +1,7 @@
-package config
+package gateway
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -8,12 +9,21 @@ import (
 	"time"
 )
 
+// load reads the edge configuration from vars, failing with the messages' error like the
+// process's configuration does.
+func load(vars map[string]string) (EdgeConfig, error) {
+	e, errs := LoadConfig(func(k string) string { return vars[k] })
+	if len(errs) > 0 {
+		return e, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return e, nil
+}
+
 func TestEdgeDefaults(t *testing.T) {
-	cfg, err := load(envOf(nil))
+	e, err := load(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := cfg.Edge
 	if !slices.Equal(e.Environments, []string{"dev", "local", "test"}) || len(e.EnvServiceAddrs) != 0 {
 		t.Errorf("environments: %v %v", e.Environments, e.EnvServiceAddrs)
 	}
@@ -28,8 +38,8 @@ func TestEdgeDefaults(t *testing.T) {
 		e.PartnerKeyHeader != "X-Api-Key" || len(e.Partners) != 0 {
 		t.Errorf("upstreams: %+v", e)
 	}
-	if cfg.EnvAddrOf("local", "tenant") != "127.0.0.1:9090" {
-		t.Errorf("local falls back to dev: %s", cfg.EnvAddrOf("local", "tenant"))
+	if e.SSEKeepAlive != DefaultSSEKeepAlive {
+		t.Errorf("keep-alive: %v", e.SSEKeepAlive)
 	}
 	if got := (EdgeConfig{}).EnvironmentNames(); !slices.Equal(got, []string{"dev", "local", "test"}) {
 		t.Errorf("zero config environments: %v", got)
@@ -37,9 +47,8 @@ func TestEdgeDefaults(t *testing.T) {
 }
 
 func TestEdgeValues(t *testing.T) {
-	cfg, err := load(envOf(map[string]string{
+	e, err := load(map[string]string{
 		"SHOPMIND_ENVIRONMENTS":           "dev, test, staging",
-		"SHOPMIND_SERVICE_ADDRS":          "chat=10.0.0.9:9090",
 		"SHOPMIND_TEST_SERVICE_ADDRS":     "tenant=10.0.1.1:9090",
 		"SHOPMIND_STAGING_SERVICE_ADDRS":  "tenant=10.0.2.1:9090,chat=10.0.2.2:9090",
 		"SHOPMIND_TRUSTED_PROXIES":        "10.0.0.0/8, 192.168.1.7, ::1",
@@ -56,24 +65,20 @@ func TestEdgeValues(t *testing.T) {
 		"SHOPMIND_PARTNER_PARTNER_A_KEY":  "key-a",
 		"SHOPMIND_PARTNER_KEY_HEADER":     "X-Partner-Token",
 		"SHOPMIND_PARTNER_TIMEOUT":        "2s",
-	}))
+		"SHOPMIND_CHAT_SSE_KEEPALIVE":     "5s",
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := cfg.Edge
 	if !slices.Equal(e.Environments, []string{"dev", "test", "staging"}) {
 		t.Errorf("environments: %v", e.Environments)
 	}
-	for _, c := range []struct{ env, target, want string }{
-		{"dev", "chat", "10.0.0.9:9090"},
-		{"test", "tenant", "10.0.1.1:9090"},
-		{"test", "chat", "10.0.0.9:9090"}, // not in test's map: dev's address
-		{"test", "basic", "127.0.0.1:9090"},
-		{"staging", "chat", "10.0.2.2:9090"},
-	} {
-		if got := cfg.EnvAddrOf(c.env, c.target); got != c.want {
-			t.Errorf("EnvAddrOf(%s, %s) = %s, want %s", c.env, c.target, got, c.want)
-		}
+	if got := e.EnvServiceAddrs; len(got) != 2 || got["test"]["tenant"] != "10.0.1.1:9090" ||
+		got["staging"]["tenant"] != "10.0.2.1:9090" || got["staging"]["chat"] != "10.0.2.2:9090" {
+		t.Errorf("environments' addresses: %v", got)
+	}
+	if e.SSEKeepAlive != 5*time.Second {
+		t.Errorf("keep-alive: %v", e.SSEKeepAlive)
 	}
 	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("::1/128")}
 	if !slices.Equal(e.TrustedProxies, want) {
@@ -101,9 +106,9 @@ func TestEdgeValues(t *testing.T) {
 }
 
 func TestEdgeZeroRateDisables(t *testing.T) {
-	cfg, err := load(envOf(map[string]string{"SHOPMIND_RATE_LIMIT_RPS": "0", "SHOPMIND_CORS_MAX_AGE": "0"}))
-	if err != nil || cfg.Edge.RateLimitRPS != 0 || cfg.Edge.CORSMaxAge != 0 {
-		t.Fatalf("%v %+v", err, cfg)
+	e, err := load(map[string]string{"SHOPMIND_RATE_LIMIT_RPS": "0", "SHOPMIND_CORS_MAX_AGE": "0"})
+	if err != nil || e.RateLimitRPS != 0 || e.CORSMaxAge != 0 {
+		t.Fatalf("%v %+v", err, e)
 	}
 }
 
@@ -140,13 +145,15 @@ func TestEdgeInvalidValuesAreNamed(t *testing.T) {
 		{"SHOPMIND_PARTNERS": "a=https://a.example/api?key=1"},
 		{"SHOPMIND_PARTNERS": "a=/relative"},
 		{"SHOPMIND_PARTNERS": "a=https://a.example,a=https://b.example"},
+		{"SHOPMIND_CHAT_SSE_KEEPALIVE": "0s"},
+		{"SHOPMIND_CHAT_SSE_KEEPALIVE": "often"},
 	}
 	for _, c := range cases {
 		var key string
 		for k := range c {
 			key = k
 		}
-		_, err := load(envOf(c))
+		_, err := load(c)
 		name := key
 		if strings.HasPrefix(key, "SHOPMIND_TLS_") {
 			name = "SHOPMIND_TLS_CERT_FILE"

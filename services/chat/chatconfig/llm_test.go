@@ -1,4 +1,4 @@
-package config
+package chatconfig
 
 import (
 	"strings"

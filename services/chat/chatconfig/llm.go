@@ -1,4 +1,4 @@
-package config
+package chatconfig
 
 import (
 	"fmt"
@@ -189,7 +189,7 @@ func loadLLM(getenv func(string) string, errs *[]string) LLMConfig {
 }
 
 // LLMFromMap reads only the LLM, agent and vector store variables from a map (tests,
-// tools); Load reads them with everything else.
+// tools); Load reads them with the chat's.
 func LLMFromMap(vars map[string]string) (LLMConfig, error) {
 	var errs []string
 	c := loadLLM(func(k string) string { return vars[k] }, &errs)
