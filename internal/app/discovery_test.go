@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 	"io"
 	"net"
 	"net/url"
@@ -15,7 +16,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/authn"
@@ -23,7 +23,6 @@ import (
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
-	"github.com/shopmind/shopmind/internal/testutil/tier"
 	"github.com/shopmind/shopmind/services"
 )
 
@@ -322,34 +321,8 @@ func checkLeases(t *testing.T, c *clientv3.Client, target string) {
 	}
 }
 
-// startEtcd starts a single-member embedded etcd on loopback ports, quietly, in a temporary
-// directory; it returns a function that stops it (the test's cleanup calls it too) and its
-// client URL.
-func startEtcd(t *testing.T) (func(), string) {
-	t.Helper()
-	tier.Needs(t, "an embedded etcd")
-	ecfg := embed.NewConfig()
-	ecfg.Dir = t.TempDir()
-	ecfg.LogLevel = "fatal"
-	cu, _ := url.Parse("http://" + freeLoopback(t))
-	pu, _ := url.Parse("http://" + freeLoopback(t))
-	ecfg.ListenClientUrls, ecfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	ecfg.ListenPeerUrls, ecfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	ecfg.InitialCluster = ecfg.InitialClusterFromName(ecfg.Name)
-	e, err := embed.StartEtcd(ecfg)
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	var once sync.Once
-	stop := func() { once.Do(e.Close) } // Close panics when called twice
-	t.Cleanup(stop)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(15 * time.Second):
-		t.Fatal("embedded etcd not ready within 15s")
-	}
-	return stop, cu.String()
-}
+// startEtcd starts an embedded etcd (etcdtest.Start).
+func startEtcd(t *testing.T) (func(), string) { return etcdtest.Start(t) }
 
 func etcdClient(t *testing.T, endpoint string) *clientv3.Client {
 	t.Helper()

@@ -38,8 +38,8 @@ type AuthConfig struct {
 // loadAuth reads the authentication variables, appending a message naming the variable to
 // errs for each malformed value.
 func loadAuth(getenv func(string) string, errs *[]string) AuthConfig {
-	dur := vars{getenv, errs}.duration
-	num := vars{getenv, errs}.integer
+	dur := Vars{getenv, errs}.Duration
+	num := Vars{getenv, errs}.Integer
 	a := AuthConfig{
 		Environment:          getenv("SHOPMIND_ENV"),
 		AccessTTL:            dur("SHOPMIND_ACCESS_TOKEN_TTL", 2*time.Hour),

@@ -190,7 +190,7 @@ func Read(getenv func(string) string) (*Config, []string) {
 	if cfg.ShutdownTimeout, err = time.ParseDuration(env("SHOPMIND_SHUTDOWN_TIMEOUT", "20s")); err != nil || cfg.ShutdownTimeout <= 0 {
 		errs = append(errs, "SHOPMIND_SHUTDOWN_TIMEOUT: not a positive duration")
 	}
-	cfg.DatabaseMaxConns = vars{getenv, &errs}.integer("SHOPMIND_DATABASE_MAX_CONNS", 0, 4, 10000) // 4: postgres.MinMaxConns
+	cfg.DatabaseMaxConns = Vars{getenv, &errs}.Integer("SHOPMIND_DATABASE_MAX_CONNS", 0, 4, 10000) // 4: postgres.MinMaxConns
 	if cfg.MaxBodyBytes, err = strconv.ParseInt(env("SHOPMIND_MAX_BODY_BYTES", "4194304"), 10, 64); err != nil || cfg.MaxBodyBytes <= 0 {
 		errs = append(errs, "SHOPMIND_MAX_BODY_BYTES: not a positive integer")
 	}
@@ -227,7 +227,7 @@ func Read(getenv func(string) string) (*Config, []string) {
 // production nothing without the demo tenant and explicit strong passwords with it.
 func loadDemoPasswords(cfg *Config, getenv func(string) string, errs *[]string) {
 	if cfg.Mode != ModeProduction {
-		str := vars{getenv, errs}.str
+		str := Vars{getenv, errs}.Str
 		cfg.AdminPassword = str("SHOPMIND_ADMIN_PASSWORD", DevAdminPassword)
 		cfg.DemoAnalystPassword = str("SHOPMIND_DEMO_ANALYST_PASSWORD", DevAnalystPassword)
 		return

@@ -7,41 +7,45 @@ import (
 	"time"
 )
 
-// vars reads typed variables; each malformed value appends one message naming the variable
-// to errs and yields the default.
-type vars struct {
-	getenv func(string) string
-	errs   *[]string
+// Vars reads typed variables for every package's loader; each malformed value appends one
+// message naming the variable to Errs and yields the default.
+type Vars struct {
+	Getenv func(string) string
+	Errs   *[]string
 }
 
-func (v vars) str(key, def string) string {
-	if s := strings.TrimSpace(v.getenv(key)); s != "" {
+// Str is the trimmed value of key, or def when it is empty.
+
+func (v Vars) Str(key, def string) string {
+	if s := strings.TrimSpace(v.Getenv(key)); s != "" {
 		return s
 	}
 	return def
 }
 
-func (v vars) duration(key string, def time.Duration) time.Duration {
-	s := strings.TrimSpace(v.getenv(key))
+// Duration is key as a positive duration, or def.
+func (v Vars) Duration(key string, def time.Duration) time.Duration {
+	s := strings.TrimSpace(v.Getenv(key))
 	if s == "" {
 		return def
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		*v.errs = append(*v.errs, fmt.Sprintf("%s: %q is not a positive duration", key, s))
+		*v.Errs = append(*v.Errs, fmt.Sprintf("%s: %q is not a positive duration", key, s))
 		return def
 	}
 	return d
 }
 
-func (v vars) integer(key string, def, lo, hi int) int {
-	s := strings.TrimSpace(v.getenv(key))
+// Integer is key as an integer from lo to hi, or def.
+func (v Vars) Integer(key string, def, lo, hi int) int {
+	s := strings.TrimSpace(v.Getenv(key))
 	if s == "" {
 		return def
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < lo || n > hi {
-		*v.errs = append(*v.errs, fmt.Sprintf("%s: %q is not an integer from %d to %d", key, s, lo, hi))
+		*v.Errs = append(*v.Errs, fmt.Sprintf("%s: %q is not an integer from %d to %d", key, s, lo, hi))
 		return def
 	}
 	return n

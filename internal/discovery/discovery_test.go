@@ -2,23 +2,20 @@ package discovery
 
 import (
 	"context"
+	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 	"io"
 	"log/slog"
 	"net"
-	"net/url"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
-	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 const testTTL = 2 * time.Second
@@ -37,32 +34,12 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// startEtcd starts a single-member embedded etcd on loopback ports and returns it with a
-// discovery config pointing at it, and a stop function that the test's cleanup also calls.
+// startEtcd starts an embedded etcd (etcdtest.Start) and returns a discovery config
+// pointing at it, and a stop function that the test's cleanup also calls.
 func startEtcd(t *testing.T) (func(), Config) {
 	t.Helper()
-	tier.Needs(t, "an embedded etcd")
-	ecfg := embed.NewConfig()
-	ecfg.Dir = t.TempDir()
-	ecfg.LogLevel = "fatal"
-	cu, _ := url.Parse("http://" + freeAddr(t))
-	pu, _ := url.Parse("http://" + freeAddr(t))
-	ecfg.ListenClientUrls, ecfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-	ecfg.ListenPeerUrls, ecfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-	ecfg.InitialCluster = ecfg.InitialClusterFromName(ecfg.Name)
-	e, err := embed.StartEtcd(ecfg)
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	var once sync.Once
-	stop := func() { once.Do(e.Close) }
-	t.Cleanup(stop)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(15 * time.Second):
-		t.Fatal("embedded etcd not ready within 15s")
-	}
-	return stop, Config{Endpoints: []string{cu.String()}, Env: "test", LeaseTTL: testTTL, DialTimeout: 2 * time.Second}
+	stop, endpoint := etcdtest.Start(t)
+	return stop, Config{Endpoints: []string{endpoint}, Env: "test", LeaseTTL: testTTL, DialTimeout: 2 * time.Second}
 }
 
 func newClient(t *testing.T, cfg Config) *clientv3.Client {

@@ -57,3 +57,21 @@ type Def struct {
 	// Seed loads demo data when SHOPMIND_DEMO_DATA is set; nil when the service has none.
 	Seed func(ctx context.Context, deps Deps) error
 }
+
+// ConfigLoader adapts a package's typed loader to Def.Config (a pointer to the value).
+func ConfigLoader[T any](load func(getenv func(string) string) (T, []string)) func(func(string) string) (any, []string) {
+	return func(getenv func(string) string) (any, []string) {
+		cfg, errs := load(getenv)
+		return &cfg, errs
+	}
+}
+
+// Settings returns the configuration a service received in deps, or load's defaults when it
+// received none (a Deps built by hand in a test).
+func Settings[T any](deps Deps, load func(getenv func(string) string) (T, []string)) T {
+	if c, ok := deps.Settings.(*T); ok && c != nil {
+		return *c
+	}
+	c, _ := load(func(string) string { return "" })
+	return c
+}

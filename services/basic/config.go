@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/shopmind/shopmind/internal/service"
 )
 
 // Basic service defaults.
@@ -99,22 +97,6 @@ func LoadConfig(getenv func(string) string) (Config, []string) {
 		}
 	}
 	return cfg, errs
-}
-
-// loadSettings is the service's Def.Config: a pointer to its configuration.
-func loadSettings(getenv func(string) string) (any, []string) {
-	cfg, errs := LoadConfig(getenv)
-	return &cfg, errs
-}
-
-// settings returns the configuration the service received, or the defaults when it
-// received none (a Deps built by hand).
-func settings(deps service.Deps) Config {
-	if c, ok := deps.Settings.(*Config); ok && c != nil {
-		return *c
-	}
-	c, _ := LoadConfig(func(string) string { return "" })
-	return c
 }
 
 // redactURL hides a password in error messages.

@@ -56,7 +56,7 @@ func Service() service.Def {
 	return service.Def{
 		Name:       "basic",
 		Migrations: &postgres.Migrations{Service: "basic", FS: sub},
-		Config:     loadSettings,
+		Config:     service.ConfigLoader(LoadConfig),
 		Register:   st.register,
 		Gateway:    restapi.Routes(restapi.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient), restapi.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient)),
 		Seed:       st.seed,
@@ -92,7 +92,7 @@ func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, d
 	if err := wh.EnsureSchema(ctx); err != nil {
 		return fmt.Errorf("analytical store schema: %w", err)
 	}
-	cfg := settings(deps)
+	cfg := service.Settings(deps, LoadConfig)
 	c := &handlerDeps{pool: deps.DB, store: &store{pool: deps.DB}, wh: wh, log: deps.Logger, cfg: cfg,
 		queryTimeout: deps.Config.Analytics.QueryTimeout}
 	c.outbox = newOutbox(ctx, deps.DB, wh, deps.Logger, cfg.WarehousePushWait)

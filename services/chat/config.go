@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/chat/chatconfig"
 )
 
@@ -14,20 +13,4 @@ type Config = chatconfig.Config
 // is valid).
 func LoadConfig(getenv func(string) string) (Config, []string) {
 	return chatconfig.Load(getenv)
-}
-
-// loadSettings is the service's Def.Config: a pointer to its configuration.
-func loadSettings(getenv func(string) string) (any, []string) {
-	cfg, errs := LoadConfig(getenv)
-	return &cfg, errs
-}
-
-// settings returns the configuration the service received, or the defaults when it
-// received none (a Deps built by hand).
-func settings(deps service.Deps) Config {
-	if c, ok := deps.Settings.(*Config); ok && c != nil {
-		return *c
-	}
-	c, _ := LoadConfig(func(string) string { return "" })
-	return c
 }

@@ -55,7 +55,7 @@ func ServiceWith(opts Options) service.Def {
 	return service.Def{
 		Name:       "chat",
 		Migrations: migrations(),
-		Config:     loadSettings,
+		Config:     service.ConfigLoader(LoadConfig),
 		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 			return register(ctx, s, deps, opts)
 		},
@@ -74,7 +74,7 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, o
 		return err
 	}
 	checkers := append([]HealthChecker{postgresChecker{pool: deps.DB}}, more...)
-	cfg := withDefaults(settings(deps).Chat)
+	cfg := withDefaults(service.Settings(deps, LoadConfig).Chat)
 	st := &store{pool: deps.DB}
 	sess := newSessions(cfg.SessionIdleTimeout)
 	go sess.run(ctx, cfg.CleanupInterval, deps.Logger)

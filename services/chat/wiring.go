@@ -12,7 +12,7 @@ import (
 // store's health joins the health endpoint.
 func productionOptions() Options {
 	return Options{NewAgent: func(ctx context.Context, deps service.Deps) (agent.Agent, []HealthChecker, error) {
-		a, checks, err := agent.New(ctx, settings(deps).LLM, deps.Dial, deps.DB, deps.Logger)
+		a, checks, err := agent.New(ctx, service.Settings(deps, LoadConfig).LLM, deps.Dial, deps.DB, deps.Logger)
 		if err != nil {
 			return nil, nil, err
 		}

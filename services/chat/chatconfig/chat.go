@@ -6,6 +6,7 @@ package chatconfig
 
 import (
 	"fmt"
+	"github.com/shopmind/shopmind/internal/config"
 	"strconv"
 	"time"
 )
@@ -39,7 +40,7 @@ type ChatConfig struct {
 // loadChat reads the chat variables, appending a message naming the variable to errs for
 // each malformed value.
 func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
-	dur := vars{getenv, errs}.duration
+	dur := config.Vars{Getenv: getenv, Errs: errs}.Duration
 	c := ChatConfig{
 		HistoryMessages:    DefaultChatHistoryMessages,
 		SessionIdleTimeout: dur("SHOPMIND_CHAT_SESSION_IDLE_TIMEOUT", DefaultChatSessionIdleTimeout),

@@ -2,6 +2,7 @@ package chatconfig
 
 import (
 	"fmt"
+	"github.com/shopmind/shopmind/internal/config"
 	"net/url"
 	"strconv"
 	"strings"
@@ -104,9 +105,9 @@ func (c LLMConfig) EmbeddingsEnabled() bool {
 // loadLLM reads the LLM, agent and vector store variables, appending a message naming the
 // variable to errs for each malformed value.
 func loadLLM(getenv func(string) string, errs *[]string) LLMConfig {
-	str := vars{getenv, errs}.str
-	dur := vars{getenv, errs}.duration
-	num := vars{getenv, errs}.integer
+	str := config.Vars{Getenv: getenv, Errs: errs}.Str
+	dur := config.Vars{Getenv: getenv, Errs: errs}.Duration
+	num := config.Vars{Getenv: getenv, Errs: errs}.Integer
 	baseURL := func(key string) string {
 		v := strings.TrimRight(strings.TrimSpace(getenv(key)), "/")
 		if v == "" {
