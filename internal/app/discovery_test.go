@@ -334,18 +334,6 @@ func etcdClient(t *testing.T, endpoint string) *clientv3.Client {
 	return c
 }
 
-// freeLoopback returns a loopback address that was free a moment ago.
-func freeLoopback(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
-}
-
 // tcpProxy forwards loopback connections to a target set once it is known. It counts the
 // HTTP/2 HEADERS frames the clients send (one per gRPC call), can delay what the target
 // sends back (a slow backend), and can be killed: every connection dropped, the port closed.

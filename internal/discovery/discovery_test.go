@@ -22,18 +22,6 @@ const testTTL = 2 * time.Second
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
-}
-
 // startEtcd starts an embedded etcd (etcdtest.Start) and returns a discovery config
 // pointing at it, and a stop function that the test's cleanup also calls.
 func startEtcd(t *testing.T) (func(), Config) {
@@ -256,7 +244,7 @@ func TestDialNoEndpoints(t *testing.T) {
 // TestDialEtcdDown: etcd unreachable and nothing known yet: Unavailable after the etcd
 // dial timeout, not a hang until the call's deadline.
 func TestDialEtcdDown(t *testing.T) {
-	cfg := Config{Endpoints: []string{freeAddr(t)}, Env: "test", LeaseTTL: testTTL, DialTimeout: 300 * time.Millisecond}
+	cfg := Config{Endpoints: []string{etcdtest.FreeAddr(t)}, Env: "test", LeaseTTL: testTTL, DialTimeout: 300 * time.Millisecond}
 	conn, err := Dial(context.Background(), cfg, newClient(t, cfg), "system", quiet)
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +267,7 @@ func TestBackendUnreachableAndSlow(t *testing.T) {
 	reg := newClient(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	dead, err := Register(ctx, cfg, reg, "dead", freeAddr(t), quiet)
+	dead, err := Register(ctx, cfg, reg, "dead", etcdtest.FreeAddr(t), quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
