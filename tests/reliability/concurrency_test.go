@@ -470,7 +470,7 @@ func (s *suite) races(t *testing.T) {
 		t.Errorf("UpdateMetric race: %d live metrics named race_dup", k)
 	}
 	// The contract says deleting an already deleted metric succeeds; the service answers
-	// 404 (services/analysis/analysis_test.go expects it). Either is accepted here.
+	// 404 (tests/platform/analysis/analysis_test.go expects it). Either is accepted here.
 	dm := burst(n, func(int) answer { return c.do("DELETE", fmt.Sprintf("/api/v1/analytics/metrics/%d", m1), "", tok) })
 	if cs := raceCheck(t, "DeleteMetric, one metric", dm, 0, 404); cs[0] < 1 {
 		t.Errorf("DeleteMetric race: nobody deleted the metric")

@@ -1,4 +1,4 @@
-package basic_test
+package basic
 
 import (
 	"context"

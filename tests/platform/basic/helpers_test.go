@@ -1,4 +1,4 @@
-package basic_test
+package basic
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func demo(t testing.TB, s *stack.Stack) *tenant {
 }
 
 // addTenant creates a tenant with an administrator (the demo admin's password) and signs
-// in, as services/tenant/tenant_test.go does.
+// in, as tests/platform/tenant/tenant_test.go does.
 func addTenant(t testing.TB, s *stack.Stack, code string) *tenant {
 	t.Helper()
 	ctx := context.Background()
