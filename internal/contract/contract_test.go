@@ -21,16 +21,9 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	commonv1 "github.com/shopmind/shopmind/gen/go/shopmind/common/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/crx/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
+	_ "github.com/shopmind/shopmind/internal/contract/linked" // every descriptor of the contract
 )
 
 // ---------------------------------------------------------------------------------------------

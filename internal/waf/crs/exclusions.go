@@ -13,16 +13,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	// The contract's descriptors, read at start (every service, whatever the process hosts).
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	commonv1 "github.com/shopmind/shopmind/gen/go/shopmind/common/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/crx/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
-	_ "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
+	_ "github.com/shopmind/shopmind/internal/contract/linked" // every descriptor of the contract
 )
 
 // wafExclusions are rule exclusions for legitimate ShopMind traffic, added after the rules
