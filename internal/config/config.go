@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -101,17 +100,6 @@ const (
 	DevAdminPassword   = "admin123"
 	DevAnalystPassword = "analyst123"
 )
-
-// Load reads the environment. It fails on malformed values and, in production, on a missing
-// or placeholder JWT secret and on missing or weak demo tenant passwords.
-func Load() (*Config, error) {
-	return load(os.Getenv)
-}
-
-// FromEnv reads the configuration through getenv instead of the environment (tests, tools).
-func FromEnv(getenv func(string) string) (*Config, error) {
-	return load(getenv)
-}
 
 // FromMap reads the configuration from a map instead of the environment (tests, tools).
 func FromMap(vars map[string]string) (*Config, error) {

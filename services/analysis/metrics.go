@@ -199,7 +199,7 @@ func (s *metrics) create(ctx context.Context, tenantID int64, in *analysisv1.Met
 		if err := setDependencies(ctx, tx, id, m); err != nil {
 			return err
 		}
-		out, err = s.getIn(ctx, tx, tenantID, id)
+		out, err = s.get(ctx, tx, tenantID, id)
 		return err
 	})
 	if err != nil {
@@ -219,13 +219,9 @@ func setDependencies(ctx context.Context, tx pgx.Tx, id int64, m *metricRecord) 
 	return nil
 }
 
-func (s *metrics) get(ctx context.Context, tenantID, id int64) (*metricRecord, error) {
-	return s.getIn(ctx, s.pool, tenantID, id)
-}
-
-// getIn reads a live metric through q (the pool, or the transaction that just wrote it, so
+// get reads a live metric through q (the pool, or the transaction that just wrote it, so
 // a committed change is never answered by a failed read).
-func (s *metrics) getIn(ctx context.Context, q interface {
+func (s *metrics) get(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, tenantID, id int64) (*metricRecord, error) {
 	m, err := scanMetric(q.QueryRow(ctx, "SELECT "+metricColumns+" FROM analysis.metrics WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL", tenantID, id))
@@ -310,7 +306,7 @@ func (s *metrics) update(ctx context.Context, tenantID, id int64, in *analysisv1
 		if err := setDependencies(ctx, tx, id, &next); err != nil {
 			return err
 		}
-		out, err = s.getIn(ctx, tx, tenantID, id)
+		out, err = s.get(ctx, tx, tenantID, id)
 		return err
 	})
 	if err != nil {

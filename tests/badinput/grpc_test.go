@@ -469,34 +469,8 @@ func sweepGRPC(t *testing.T, st *stack.Stack) {
 		byKind.add(c.kind, a.st.Code().String(), a.took)
 	}
 	start := time.Now()
-	var revoking []*grpcCase
-	for _, baselines := range []bool{true, false} { // the baselines first: their errors are known
-		work := make(chan *grpcCase)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for c := range work {
-					run(c, false)
-				}
-			}()
-		}
-		for i := range cases {
-			switch {
-			case (cases[i].kind == "baseline") != baselines:
-			case cases[i].m.revokes:
-				revoking = append(revoking, &cases[i])
-			default:
-				work <- &cases[i]
-			}
-		}
-		close(work)
-		wg.Wait()
-	}
-	for _, c := range revoking {
-		run(c, true)
-	}
+	runCases(cases, workers, func(c *grpcCase) bool { return c.kind == "baseline" },
+		func(c *grpcCase) bool { return c.m.revokes }, run)
 	var hist []string
 	for c := codes.OK; c <= codes.Unauthenticated; c++ {
 		if codeCount[c] > 0 {
@@ -548,5 +522,39 @@ func checkGRPC(f, notes *findings, c *grpcCase, a grpcAnswer, baseMsg string) {
 	}
 	if code == codes.InvalidArgument && c.mustFail && msg != baseMsg && !names(msg, field, c.words) {
 		fail("InvalidArgument does not name the field or the problem")
+	}
+}
+
+// runCases runs cases on workers goroutines, the baselines first (their errors are known),
+// then the cases that revoke the caller's token last, one by one, each with its own token:
+// run's second argument says which.
+func runCases[C any](cases []C, workers int, baseline, revokes func(*C) bool, run func(*C, bool)) {
+	var revoking []*C
+	for _, baselines := range []bool{true, false} {
+		work := make(chan *C)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := range work {
+					run(c, false)
+				}
+			}()
+		}
+		for i := range cases {
+			switch {
+			case baseline(&cases[i]) != baselines:
+			case revokes(&cases[i]):
+				revoking = append(revoking, &cases[i])
+			default:
+				work <- &cases[i]
+			}
+		}
+		close(work)
+		wg.Wait()
+	}
+	for _, c := range revoking {
+		run(c, true)
 	}
 }

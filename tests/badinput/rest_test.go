@@ -200,35 +200,9 @@ func sweepREST(t *testing.T, st *stack.Stack, cases []restCase) {
 		stats.record(c, a, code)
 		byKind.add(c.kind, fmt.Sprintf("%d/%d", a.status, code), a.took)
 	}
-	var revoking []*restCase
 	start := time.Now()
-	for _, baselines := range []bool{true, false} { // the baselines first: their errors are known
-		work := make(chan *restCase)
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for c := range work {
-					run(c, false)
-				}
-			}()
-		}
-		for i := range cases {
-			switch {
-			case (cases[i].kind == "baseline") != baselines:
-			case cases[i].revokes:
-				revoking = append(revoking, &cases[i])
-			default:
-				work <- &cases[i]
-			}
-		}
-		close(work)
-		wg.Wait()
-	}
-	for _, c := range revoking { // last, one by one, each with its own token
-		run(c, true)
-	}
+	runCases(cases, workers, func(c *restCase) bool { return c.kind == "baseline" },
+		func(c *restCase) bool { return c.revokes }, run)
 	elapsed := time.Since(start)
 	codes := make([]int, 0, len(stats.statuses))
 	for c := range stats.statuses {
