@@ -12,7 +12,7 @@ BREAKING_AGAINST ?= main
 TEST_FLAGS ?=
 BENCH ?= .
 
-.PHONY: all build run run-tls test test-short bench fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean
+.PHONY: all build install run run-tls run-cluster test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui
 
 all: build
 
@@ -30,11 +30,42 @@ third_party/.stamp: Makefile
 	chmod -R u+w third_party
 	touch $@
 
-# Generates into a scratch folder and swaps it in, so gen/ is never half-written.
+# Generates into a scratch folder and swaps it in. cmd/openapigen then writes gen/openapi
+# (the documents as the gateway answers, OpenAPI 2 and 3.1) from protoc-gen-openapiv2's
+# document and the contract's descriptors; it compiles against the new gen/go.
 generate: $(BUF) third-party
 	rm -rf .gen.tmp
 	$(BUF) generate -o .gen.tmp
-	rm -rf gen && mv .gen.tmp/gen gen && rm -rf .gen.tmp
+	$(BUF) build -o .gen.tmp/contract.binpb
+	rm -rf gen && mv .gen.tmp/gen gen
+	go run ./cmd/openapigen -swagger .gen.tmp/openapiv2/shopmind.swagger.json -image .gen.tmp/contract.binpb -out gen/openapi
+	rm -rf .gen.tmp
+
+# The SDKs from the contract (sdk/README.md): the TypeScript REST types from the OpenAPI 3.1
+# document (openapi-typescript) and the Connect client (protoc-gen-es), compiled to
+# sdk/typescript/dist; the Python gRPC stubs with Debian's protoc and grpc_python_plugin.
+# Generated code is not committed: it follows gen/ at every run. tests/sdk runs it.
+PYTHON_PROTO_OUT := sdk/python
+sdk: $(BUF) third-party
+	./scripts/sdk-deps.sh
+	rm -rf sdk/typescript/src/gen sdk/typescript/dist
+	cd sdk/typescript && npx --no-install openapi-typescript ../../gen/openapi/shopmind.openapi.json -o src/gen/openapi.ts
+	$(BUF) generate --template sdk/typescript/buf.gen.yaml
+	cd sdk/typescript && npx --no-install tsc -p .
+	rm -rf $(PYTHON_PROTO_OUT)/shopmind $(PYTHON_PROTO_OUT)/buf $(PYTHON_PROTO_OUT)/google
+	protoc -Iproto -Ithird_party/googleapis -Ithird_party/protovalidate \
+		--python_out=$(PYTHON_PROTO_OUT) --grpc_python_out=$(PYTHON_PROTO_OUT) \
+		--plugin=protoc-gen-grpc_python=$$(command -v grpc_python_plugin) \
+		$$(cd proto && find shopmind -name '*.proto' | sort) \
+		buf/validate/validate.proto google/api/annotations.proto google/api/http.proto
+
+# Refreshes the Swagger UI the gateway serves at /docs (internal/apidocs) from npm.
+SWAGGER_UI_VERSION := 5.35.0
+swagger-ui:
+	tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	(cd $$tmp && npm pack --silent swagger-ui-dist@$(SWAGGER_UI_VERSION) >/dev/null && tar -xzf swagger-ui-dist-$(SWAGGER_UI_VERSION).tgz) && \
+	cp $$tmp/package/{swagger-ui-bundle.js,swagger-ui-bundle.js.LICENSE.txt,swagger-ui.css,LICENSE,NOTICE} internal/apidocs/swaggerui/ && \
+	sed -i 's/^const SwaggerUIVersion = .*/const SwaggerUIVersion = "$(SWAGGER_UI_VERSION)"/' internal/apidocs/apidocs.go
 
 lint: $(BUF) third-party
 	$(BUF) lint
@@ -49,13 +80,14 @@ vet:
 imports:
 	go test -count=1 ./internal/archtest/
 
-# Compares the contract with the last commit of $(BREAKING_AGAINST), built from a clean export.
+# Compares the contract with the last commit of $(BREAKING_AGAINST), from a clean export (a
+# workspace, not an image: the proto module has its own breaking exceptions in buf.yaml).
 breaking: $(BUF) third-party
 	@if ! git rev-parse --verify -q $(BREAKING_AGAINST) >/dev/null || [ -z "$$(git ls-tree -r --name-only $(BREAKING_AGAINST) proto)" ]; then \
 		echo "breaking: no contract on $(BREAKING_AGAINST) yet, nothing to compare"; exit 0; fi; \
 	tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	git archive $(BREAKING_AGAINST) proto buf.yaml | tar -x -C $$tmp && cp -r third_party $$tmp/ && \
-	(cd $$tmp && $(BUF) build -o image.binpb) && $(BUF) breaking --against $$tmp/image.binpb
+	$(BUF) breaking --against $$tmp
 
 # Regenerates and fails when the committed gen/ differs.
 drift: generate
@@ -66,7 +98,24 @@ check: lint breaking drift fmt-check vet imports
 build:
 	go build -o $(BIN)/shopmind ./cmd/shopmind
 
-# Starts PostgreSQL (and later ClickHouse/etcd) when they are not running.
+# Installs the binary and the systemd units (deploy/README.md, "systemd"); DESTDIR and
+# PREFIX as usual. The environment files are the operator's (/etc/shopmind, not touched).
+PREFIX ?= /usr/local
+SYSTEMD_DIR ?= /etc/systemd/system
+install: build
+	install -D -m 0755 $(BIN)/shopmind $(DESTDIR)$(PREFIX)/bin/shopmind
+	install -D -m 0644 deploy/systemd/shopmind.service $(DESTDIR)$(SYSTEMD_DIR)/shopmind.service
+	install -D -m 0644 deploy/systemd/shopmind@.service $(DESTDIR)$(SYSTEMD_DIR)/shopmind@.service
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/shopmind and the units shopmind.service, shopmind@.service in $(DESTDIR)$(SYSTEMD_DIR)"
+
+# Microservices mode on this machine: Debian's etcd and one process per target (two
+# gateways, two tenant replicas), as deploy/README.md describes; Ctrl-C stops them all.
+run-cluster: build
+	./scripts/postgres.sh
+	./scripts/etcd.sh
+	./scripts/run-cluster.sh $(BIN)/shopmind
+
+# Starts PostgreSQL and ClickHouse when they are not running, installs etcd.
 deps:
 	./scripts/test-deps.sh
 
@@ -105,6 +154,17 @@ test-short:
 bench: deps build
 	SHOPMIND_BENCH_ORDERS=$${SHOPMIND_BENCH_ORDERS:-10000000} go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 2h ./...
 
+# The whole stack against a hand-written peer (cmd/benchstack): ShopMind and the peer on one
+# database, loaded alternately by wrk (installed from Debian's packages when missing);
+# prints the ratios of throughput and of p50/p99 latency per endpoint. STACK_FLAGS passes
+# e.g. -rounds 5 -duration 10s.
+STACK_FLAGS ?=
+bench-stack: build
+	./scripts/postgres.sh
+	@command -v wrk >/dev/null || apt-get install -y wrk
+	go build -o $(BIN)/benchstack ./cmd/benchstack
+	$(BIN)/benchstack -shopmind $(BIN)/shopmind $(STACK_FLAGS)
+
 # Fuzzes each parser for FUZZTIME, one target after another (go test -fuzz takes one at a
 # time). `make test` already runs their seed corpora (testdata/fuzz); a crasher lands there
 # too, to be kept as a regression seed. FUZZFLAGS passes e.g. -parallel 1. Minimising a new
@@ -112,7 +172,8 @@ bench: deps build
 FUZZTIME ?= 30s
 FUZZFLAGS ?=
 FUZZ_TARGETS := ./gateway:FuzzEnvelopeDecode ./gateway:FuzzPathRewrite ./gateway:FuzzRouteEnvironment \
-	./services/basic:FuzzParseSort ./services/analysis/semantic:FuzzFormula ./services/chat/agent:FuzzParsePeriod
+	./services/basic:FuzzParseSort ./services/analysis/semantic:FuzzFormula ./services/chat/agent/offline:FuzzParsePeriod \
+	./internal/sqlsandbox:FuzzRewrite
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "== $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \

@@ -20,8 +20,9 @@ var DefaultPublicRoutes = []string{
 	"GET /api/v1/health/health", "GET /api/v1/nl2sql/health", "GET /api/v1/data/crx/ver",
 }
 
-// AdminCheck asks the system service whether the caller may use an administrator path.
-type AdminCheck func(ctx context.Context, id *authn.Identity, method, path string) (bool, error)
+// AdminCheck asks the system service whether the caller may use an administrator path,
+// and why not when not (the refusal's message; empty: a generic one).
+type AdminCheck func(ctx context.Context, id *authn.Identity, method, path string) (allowed bool, reason string, err error)
 
 // EdgeAuth authenticates at the edge: the bearer token is verified locally (signature,
 // expiry, audience = the request's environment) and checked against the revocation list,
@@ -72,6 +73,14 @@ func (e *EdgeAuth) Middleware(next http.Handler) http.Handler {
 		}
 		raw := authn.BearerToken(r.Header.Values("Authorization"))
 		if raw == "" {
+			// A browser's WebSocket cannot send Authorization: the token comes as an
+			// offered subprotocol "bearer.<token>" (realtime.go), and goes on to the
+			// backends as the Authorization header.
+			if raw = websocketBearer(r); raw != "" {
+				r.Header.Set("Authorization", "Bearer "+raw)
+			}
+		}
+		if raw == "" {
 			WriteError(w, r, apperr.KindUnauthenticated, "missing bearer token")
 			return
 		}
@@ -94,13 +103,16 @@ func (e *EdgeAuth) Middleware(next http.Handler) http.Handler {
 			r = r.WithContext(ctx)
 		}
 		if authn.IsAdminPath(r.URL.Path) {
-			allowed, err := e.AdminCheck(authn.WithIdentity(ctx, id), id, r.Method, r.URL.Path)
+			allowed, reason, err := e.AdminCheck(authn.WithIdentity(ctx, id), id, r.Method, r.URL.Path)
 			if err != nil {
 				WriteErr(w, r, err)
 				return
 			}
 			if !allowed {
-				WriteError(w, r, apperr.KindForbidden, "administrator path: administrators only")
+				if reason == "" {
+					reason = "administrator path: administrators only"
+				}
+				WriteError(w, r, apperr.KindForbidden, reason)
 				return
 			}
 		}
@@ -123,4 +135,20 @@ func IdentityMetadata(ctx context.Context) []string {
 	}
 	return append(make([]string, 0, 10), "x-user-id", strconv.FormatInt(id.UserID, 10), "x-tenant-id", strconv.FormatInt(id.TenantID, 10),
 		"x-username", id.Username, "x-is-admin", strconv.FormatBool(id.IsAdmin), "x-role-ids", string(roles))
+}
+
+// websocketBearer returns the token of a WebSocket upgrade request's "bearer.<token>"
+// subprotocol, "" when there is none.
+func websocketBearer(r *http.Request) string {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return ""
+	}
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			if t, ok := strings.CutPrefix(strings.TrimSpace(p), "bearer."); ok && t != "" {
+				return t
+			}
+		}
+	}
+	return ""
 }

@@ -19,7 +19,7 @@ func edgeAuth(t *testing.T, admin bool) (*gateway.EdgeAuth, *authn.Tokens, *auth
 	tokens := authn.NewTokens("edge-test-secret-0123456789abcdef0123", time.Hour, 24*time.Hour)
 	rev := authn.NewRevocations(nil, nil)
 	return &gateway.EdgeAuth{Tokens: tokens, Revocations: rev, Public: gateway.DefaultPublicRoutes,
-		AdminCheck: func(context.Context, *authn.Identity, string, string) (bool, error) { return admin, nil }}, tokens, rev
+		AdminCheck: func(context.Context, *authn.Identity, string, string) (bool, string, error) { return admin, "", nil }}, tokens, rev
 }
 
 func TestEdgeAuth(t *testing.T) {

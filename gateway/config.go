@@ -67,6 +67,9 @@ type EdgeConfig struct {
 	// SSEKeepAlive is the interval of keep-alive comments on an idle event stream
 	// (SHOPMIND_CHAT_SSE_KEEPALIVE; the process passes it as Options.SSEKeepAlive).
 	SSEKeepAlive time.Duration
+	// RealtimeHeartbeat is the interval of heartbeat frames and pings on the WebSocket
+	// channel (SHOPMIND_REALTIME_HEARTBEAT; passed as Options.RealtimeHeartbeat).
+	RealtimeHeartbeat time.Duration
 }
 
 // Partner is one external integration behind /api-<Name>/*.
@@ -284,6 +287,14 @@ func LoadConfig(getenv func(string) string) (EdgeConfig, []string) {
 			fail("%s: %q is not a positive duration", "SHOPMIND_CHAT_SSE_KEEPALIVE", v)
 		} else {
 			e.SSEKeepAlive = d
+		}
+	}
+	e.RealtimeHeartbeat = DefaultRealtimeHeartbeat
+	if v := get("SHOPMIND_REALTIME_HEARTBEAT", ""); v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d < time.Second {
+			fail("%s: %q is not a duration of at least 1s", "SHOPMIND_REALTIME_HEARTBEAT", v)
+		} else {
+			e.RealtimeHeartbeat = d
 		}
 	}
 	return e, errs

@@ -39,6 +39,8 @@ type Backend struct {
 	Register restapi.Registration
 	// Streams are the backend's server-streaming RPCs served as server-sent events (sse.go).
 	Streams []restapi.Stream
+	// Topics are the backend's topics on the WebSocket channel (realtime.go).
+	Topics []restapi.Topic
 }
 
 // Options configure the gateway.
@@ -66,9 +68,18 @@ type Options struct {
 	// added to every call to a backend, from the request's context (nil: none). It cannot
 	// set x-env or x-request-id.
 	Metadata func(ctx context.Context) []string
+	// Documentation serves the API's documents and reference page (internal/apidocs) for GET
+	// and HEAD requests to the paths DocumentationPaths accepts, without a token, before
+	// CORS, the WAF and rate limiting, like /healthz (nil: not served).
+	Documentation http.Handler
+	// DocumentationPaths reports whether a path is Documentation's.
+	DocumentationPaths func(path string) bool
 	// SSEKeepAlive is the interval of keep-alive comments on idle event streams
 	// (0: DefaultSSEKeepAlive). See sse.go.
 	SSEKeepAlive time.Duration
+	// RealtimeHeartbeat is the interval of heartbeat frames on the WebSocket channel
+	// (0: DefaultRealtimeHeartbeat). See realtime.go.
+	RealtimeHeartbeat time.Duration
 }
 
 // forwardedHeaders are the only client headers passed to backends as gRPC metadata
@@ -131,6 +142,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		if err := g.registerStreams(e); err != nil { // the SSE bridge (sse.go)
 			return nil, fmt.Errorf("environment %s, streams: %w", name, err)
 		}
+		if err := g.registerRealtime(ctx, e); err != nil { // the WebSocket channel (realtime.go)
+			return nil, fmt.Errorf("environment %s, real-time channel: %w", name, err)
+		}
 		g.environments[name] = e
 		g.envOrder = append(g.envOrder, name)
 	}
@@ -176,6 +190,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 				h = g.readyz
 			case "/metrics":
 				h = metricsHandler.ServeHTTP
+			}
+			if h == nil && opts.Documentation != nil && opts.DocumentationPaths(r.URL.Path) {
+				h = opts.Documentation.ServeHTTP
 			}
 			if h != nil {
 				infoFrom(r.Context()).route = r.URL.Path

@@ -7,14 +7,17 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/utilities"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/restapi"
@@ -63,7 +66,7 @@ func (g *Gateway) registerStreams(e *environment) error {
 			if err := handleStream(g, e.mux, conn, st); err != nil {
 				return fmt.Errorf("%s stream %s: %w", b.Target, rt.Path, err)
 			}
-			g.streaming[http.MethodPost+" "+templateVar.ReplaceAllString(rt.Path, "{$1=*}")] = true
+			g.streaming[rt.HTTPMethod()+" "+templateVar.ReplaceAllString(rt.Path, "{$1=*}")] = true
 			if !slices.Contains(g.streamHeaders, rt.Header) {
 				g.streamHeaders = append(g.streamHeaders, rt.Header)
 			}
@@ -75,26 +78,23 @@ func (g *Gateway) registerStreams(e *environment) error {
 // handleStream registers the bridge of one stream on the mux.
 func handleStream(g *Gateway, mux *runtime.ServeMux, conn grpc.ClientConnInterface, st restapi.Stream) error {
 	rt := st.Route()
-	return mux.HandlePath(http.MethodPost, rt.Path, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
-		serveStream(g, mux, conn, st, rt, w, r)
+	return mux.HandlePath(rt.HTTPMethod(), rt.Path, func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		serveStream(g, mux, conn, st, rt, w, r, params)
 	})
 }
 
 func serveStream(g *Gateway, mux *runtime.ServeMux, conn grpc.ClientConnInterface, st restapi.Stream, rt restapi.StreamRoute,
-	w http.ResponseWriter, r *http.Request) {
+	w http.ResponseWriter, r *http.Request, params map[string]string) {
 	inbound, outbound := runtime.MarshalerForRequest(mux, r)
 	fail := func(err error) { g.envelopes.errorHandler(r.Context(), mux, outbound, w, r, err) }
-	if r.ContentLength > rt.MaxBody {
-		g.envelopes.writeKind(w, r, apperr.KindTooLarge, rt.TooLarge)
+	req, err := streamRequest(st, rt, w, r, params, inbound)
+	if err != nil {
+		fail(err)
 		return
 	}
-	req := st.NewRequest()
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBody)
-		if err := inbound.NewDecoder(r.Body).Decode(req); err != nil && !errors.Is(err, io.EOF) {
-			fail(status.Error(codes.InvalidArgument, err.Error()))
-			return
-		}
+	if req == nil {
+		g.envelopes.writeKind(w, r, apperr.KindTooLarge, rt.TooLarge)
+		return
 	}
 	ctx, err := runtime.AnnotateContext(r.Context(), mux, r, rt.RPC, runtime.WithHTTPPathPattern(rt.Path))
 	if err != nil {
@@ -161,6 +161,38 @@ func serveStream(g *Gateway, mux *runtime.ServeMux, conn grpc.ClientConnInterfac
 			return
 		}
 	}
+}
+
+// streamRequest builds the request of a stream: a POST's from its JSON body (nil, nil when
+// the body is above the stream's MaxBody), a GET's from the query parameters and the path
+// variables, and the Resume field from Last-Event-ID. Malformed values are InvalidArgument.
+func streamRequest(st restapi.Stream, rt restapi.StreamRoute, w http.ResponseWriter, r *http.Request, params map[string]string,
+	inbound runtime.Marshaler) (proto.Message, error) {
+	req := st.NewRequest()
+	if rt.HTTPMethod() == http.MethodPost {
+		if r.ContentLength > rt.MaxBody {
+			return nil, nil
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, rt.MaxBody)
+			if err := inbound.NewDecoder(r.Body).Decode(req); err != nil && !errors.Is(err, io.EOF) {
+				return nil, status.Error(codes.InvalidArgument, err.Error())
+			}
+		}
+	} else if err := runtime.PopulateQueryParameters(req, r.URL.Query(), utilities.NewDoubleArray(nil)); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	for name, v := range params {
+		if err := runtime.PopulateFieldFromPath(req, name, v); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "path parameter %s: %v", name, err)
+		}
+	}
+	if last := r.Header.Get("Last-Event-ID"); last != "" && rt.Resume != "" {
+		if err := runtime.PopulateFieldFromPath(req, rt.Resume, last); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "Last-Event-ID %q: not an event id of this stream", last)
+		}
+	}
+	return req, nil
 }
 
 func (g *Gateway) sseKeepAlive() time.Duration {
@@ -279,9 +311,15 @@ func (s *sseWriter) event(ev restapi.Event) error {
 		return errStreamClosed
 	}
 	var err error
-	s.buf = append(s.buf[:0], "data: "...)
+	s.buf = s.buf[:0]
+	if sq, ok := ev.(restapi.Sequenced); ok {
+		s.buf = strconv.AppendInt(append(s.buf, "id: "...), sq.Offset(), 10)
+		s.buf = append(s.buf, '\n')
+	}
+	start := len(s.buf)
+	s.buf = append(s.buf, "data: "...)
 	if s.buf, err = ev.AppendJSON(s.buf); err != nil {
-		s.buf = append(s.buf[:0], "data: "...)
+		s.buf = append(s.buf[:start], "data: "...)
 		s.buf, _ = s.errorEvent(ev.StreamID(), apperr.Internal(err)).AppendJSON(s.buf)
 	}
 	s.buf = append(s.buf, "\n\n"...)

@@ -15,8 +15,10 @@ import (
 
 // All returns the service definitions in start order.
 func All() []service.Def {
-	return []service.Def{
+	defs := []service.Def{
 		tenant.Service(), system.Service(), analysis.Service(), basic.Service(),
-		notify.Service(), chat.Service(), nl2sql.Service(), crx.Service(),
+		notify.Service(), chat.Service(),
 	}
+	defs = append(defs, nl2sql.Services()...) // the bridge and its built-in provider
+	return append(defs, crx.Service())
 }

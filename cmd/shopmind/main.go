@@ -1,10 +1,12 @@
 // Command shopmind is the one ShopMind binary.
 //
-//	shopmind serve [--target=all|gateway,tenant,system,analysis,basic,notify,chat,nl2sql,crx]
+//	shopmind serve [--target=all|gateway,tenant,system,analysis,basic,notify,chat,nl2sql,nl2sql-provider,crx]
 //	shopmind targets
 //	shopmind devcert [--dir=.devcert]
 //	shopmind demo-data [--orders=N] [--tenant=CODE] [--seed=S] [--analytics-url=URL] [--replace]
 //	shopmind tenant create --code=CODE --name=NAME [--admin=USERNAME] [--admin-password-env=VAR]
+//	shopmind probe --grpc=HOST:PORT | --http=URL
+//	shopmind nl2sql setup [--rebuild-metadata]
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/logging"
+	"github.com/shopmind/shopmind/internal/version"
 	"github.com/shopmind/shopmind/services"
 )
 
@@ -33,10 +36,13 @@ func usage() string {
 	return `usage:
   shopmind serve [--target=TARGETS]   run the platform (default target: all)
   shopmind targets                    list the targets
+  shopmind version                    print the version (of the binary and its API contract)
   shopmind devcert [--dir=DIR]        write a self-signed localhost certificate (default .devcert)
                                       for SHOPMIND_TLS_CERT_FILE / SHOPMIND_TLS_KEY_FILE
   ` + demoDataUsage + `
   ` + tenantUsage + `
+  ` + probeUsage + `
+  ` + nl2sqlUsage + `
 Configuration comes from SHOPMIND_* environment variables (see README).`
 }
 
@@ -61,11 +67,15 @@ func run(args []string) error {
 			return err
 		}
 		logger := logging.New(os.Stderr, cfg.LogLevel)
+		startProfiler(logger)
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		return app.Run(ctx, app.Options{Config: cfg, Logger: logger, Targets: *target, Services: defs})
 	case "targets":
 		fmt.Println(strings.Join(app.Targets(names), "\n"))
+		return nil
+	case "version":
+		fmt.Println(version.Version)
 		return nil
 	case "devcert":
 		fs := flag.NewFlagSet("devcert", flag.ContinueOnError)
@@ -85,6 +95,12 @@ func run(args []string) error {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		return runTenant(ctx, args[1:], osIO())
+	case "probe":
+		return runProbe(args[1:])
+	case "nl2sql":
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		return runNL2SQL(ctx, args[1:], osIO())
 	case "help", "-h", "--help":
 		fmt.Println(usage())
 		return nil

@@ -8,11 +8,10 @@ package main
 //	go test ./cmd/shopmind/ -run '^$' -bench . -benchtime 5x
 //
 // The binary is built once per test process (lazily, so runs that select nothing here do not
-// build it) into a temporary directory that TestMain removes at the end.
+// build it) by internal/testutil/proc, whose Main removes it at the end.
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,15 +21,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/testutil/proc"
 	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
@@ -47,80 +44,7 @@ const (
 	stopTimeout  = 20 * time.Second
 )
 
-// binDir holds the binary built by shopmindBinary; TestMain creates and removes it.
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "shopmind-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "shopmind test:", err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-var build struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// shopmindBinary builds ./cmd/shopmind once per test process and returns its path.
-func shopmindBinary(tb testing.TB) string {
-	tb.Helper()
-	tier.Needs(tb, "the built shopmind binary (go build, exec)")
-	build.once.Do(func() {
-		root, err := moduleRoot()
-		if err != nil {
-			build.err = err
-			return
-		}
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			build.err = fmt.Errorf("go tool not found: %w", err)
-			return
-		}
-		out := filepath.Join(binDir, "shopmind")
-		cmd := exec.Command(goTool, "build", "-o", out, "./cmd/shopmind")
-		cmd.Dir = root
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			build.err = fmt.Errorf("go build ./cmd/shopmind: %w\n%s", err, msg)
-			return
-		}
-		build.path = out
-	})
-	if build.err != nil {
-		tb.Fatalf("build shopmind: %v", build.err)
-	}
-	return build.path
-}
-
-// moduleRoot is the directory holding go.mod, found upwards from this file (or from the
-// working directory, which is the package directory under go test, when the file path is
-// not usable, e.g. with -trimpath).
-func moduleRoot() (string, error) {
-	var starts []string
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		starts = append(starts, filepath.Dir(file))
-	}
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	for _, dir := range starts {
-		for d := dir; ; d = filepath.Dir(d) {
-			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-				return d, nil
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	return "", errors.New("go.mod not found above the test file")
-}
+func TestMain(m *testing.M) { proc.Main(m) }
 
 // requirePostgres skips tb when PostgreSQL does not accept connections.
 func requirePostgres(tb testing.TB) {
@@ -133,58 +57,12 @@ func requirePostgres(tb testing.TB) {
 	_ = conn.Close()
 }
 
-// freePorts returns n distinct loopback addresses that were free a moment ago. All
-// listeners stay open until every port is picked, so the ports differ.
-func freePorts(tb testing.TB, n int) []string {
-	tb.Helper()
-	addrs := make([]string, n)
-	for i := range addrs {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatalf("free port: %v", err)
-		}
-		defer l.Close()
-		addrs[i] = l.Addr().String()
-	}
-	return addrs
-}
-
-// serveEnv is the environment of a started process: the test's own environment without any
-// SHOPMIND_* variable (so a developer's settings cannot leak in), plus vars.
-func serveEnv(vars ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHOPMIND_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, vars...)
-}
-
-// syncBuffer collects a process's stderr; exec copies into it from its own goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
 // server is one running `shopmind serve`.
 type server struct {
 	cmd      *exec.Cmd
 	httpAddr string
 	started  time.Time // just before exec
-	stderr   *syncBuffer
+	stderr   *proc.Buffer
 	client   *http.Client
 	exited   chan struct{} // closed when the process has exited and waitErr is set
 	waitErr  error
@@ -203,17 +81,17 @@ func startServer(tb testing.TB) *server {
 // against the bench database.
 func newServer(tb testing.TB) *server {
 	tb.Helper()
-	bin := shopmindBinary(tb)
-	ports := freePorts(tb, 2)
+	bin := proc.Binary(tb)
+	ports := proc.FreePorts(tb, 2)
 	s := &server{
 		httpAddr: ports[0],
-		stderr:   &syncBuffer{},
+		stderr:   &proc.Buffer{},
 		// No keep-alive: every poll is a fresh loopback connection, nothing lingers after stop.
 		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
 		exited: make(chan struct{}),
 	}
 	s.cmd = exec.Command(bin, "serve")
-	s.cmd.Env = serveEnv(
+	s.cmd.Env = proc.Env(
 		"SHOPMIND_HTTP_ADDR="+ports[0],
 		"SHOPMIND_GRPC_ADDR="+ports[1],
 		"SHOPMIND_JWT_SECRET="+benchJWTSecret,
@@ -319,7 +197,7 @@ func (s *server) rssMiB(tb testing.TB) float64 {
 // database. ns/op covers only startup; port picking and shutdown run with the timer stopped.
 func BenchmarkServeStartup(b *testing.B) {
 	requirePostgres(b)
-	shopmindBinary(b)
+	proc.Binary(b)
 	warm := startServer(b) // creates and migrates shopmind_bench on the very first run
 	warm.waitReady(b)
 	warm.stop(b)
@@ -367,10 +245,11 @@ func BenchmarkIdleRSS(b *testing.B) {
 // returns its output, failing t unless it exits non-zero on its own.
 func runRefused(t *testing.T, env []string, args ...string) string {
 	t.Helper()
+	bin := proc.Binary(t) // built (once) before the clock starts: a loaded machine builds slowly
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, shopmindBinary(t), args...)
-	cmd.Env = serveEnv(env...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = proc.Env(env...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("shopmind %s did not refuse to start (killed after 15s); output:\n%s", strings.Join(args, " "), out)
@@ -385,7 +264,7 @@ func runRefused(t *testing.T, env []string, args ...string) string {
 func TestServeGracefulShutdown(t *testing.T) {
 	// The refusals happen before the database is touched, so they run without PostgreSQL.
 	t.Run("unknown target", func(t *testing.T) {
-		ports := freePorts(t, 2)
+		ports := proc.FreePorts(t, 2)
 		out := runRefused(t, []string{
 			"SHOPMIND_HTTP_ADDR=" + ports[0], "SHOPMIND_GRPC_ADDR=" + ports[1],
 			"SHOPMIND_JWT_SECRET=" + benchJWTSecret, "SHOPMIND_DATABASE_URL=" + benchDatabaseURL,
@@ -395,7 +274,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 		}
 	})
 	t.Run("production without JWT secret", func(t *testing.T) {
-		ports := freePorts(t, 2)
+		ports := proc.FreePorts(t, 2)
 		out := runRefused(t, []string{
 			"SHOPMIND_MODE=production",
 			"SHOPMIND_HTTP_ADDR=" + ports[0], "SHOPMIND_GRPC_ADDR=" + ports[1],

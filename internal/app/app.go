@@ -25,6 +25,7 @@ import (
 
 	"github.com/shopmind/shopmind/gateway"
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
+	"github.com/shopmind/shopmind/internal/apidocs"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
 	"github.com/shopmind/shopmind/internal/discovery"
@@ -32,6 +33,7 @@ import (
 	"github.com/shopmind/shopmind/internal/inputcheck"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/internal/version"
 	"github.com/shopmind/shopmind/internal/waf"
 	"github.com/shopmind/shopmind/internal/waf/crs"
 )
@@ -124,10 +126,35 @@ func newApp(ctx context.Context, opts Options) (*app, error) {
 		}
 	}
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if a.cfg.JWTSecretGenerated && a.split() {
+		return nil, fmt.Errorf("SHOPMIND_JWT_SECRET is not set: this process runs %q, part of a platform split over several processes (%s), "+
+			"and every process must sign and verify tokens with the same secret; set SHOPMIND_JWT_SECRET (32 bytes or more, "+
+			"e.g. `openssl rand -hex 32`) to the same value in every process (deploy/README.md)", opts.Targets, a.splitReason())
+	}
 	if a.cfg.JWTSecretGenerated {
 		a.log.Warn("SHOPMIND_JWT_SECRET is not set: using a random secret for this process only; tokens die with it and replicas cannot verify each other's tokens. Set it before any real use.")
 	}
 	return a, nil
+}
+
+// split reports whether this process is one of several making up the platform: it runs
+// with etcd discovery, or it does not host the gateway and every service. Such a process
+// cannot use a random per-process JWT secret (the others could not verify its tokens).
+func (a *app) split() bool { return a.splitReason() != "" }
+
+func (a *app) splitReason() string {
+	if a.cfg.Discovery.Enabled() {
+		return "SHOPMIND_ETCD_ENDPOINTS is set"
+	}
+	if !a.has(TargetGateway) {
+		return "no gateway here"
+	}
+	for _, s := range a.opts.Services {
+		if !a.has(s.Name) {
+			return "service " + s.Name + " runs elsewhere"
+		}
+	}
+	return ""
 }
 
 // listen binds the servers' ports: a port in use is the most common start failure, and it
@@ -290,7 +317,7 @@ func initService(name string) func(*app) (module, error) {
 	return func(a *app) (module, error) {
 		i := slices.IndexFunc(a.selected, func(s service.Def) bool { return s.Name == name })
 		s := a.selected[i]
-		return hooks{start: func(ctx context.Context) error {
+		return hooks{stop: s.Stop, start: func(ctx context.Context) error {
 			deps := a.deps()
 			deps.Settings = a.cfg.Services[s.Name]
 			if err := s.Register(a.services, a.grpcSrv, deps); err != nil {
@@ -344,7 +371,7 @@ func initGateway(a *app) (module, error) {
 				if err != nil {
 					return err
 				}
-				backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
+				backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams, Topics: s.Topics})
 			}
 			// Every other environment gets its own connections, to its own addresses
 			// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
@@ -361,7 +388,7 @@ func initGateway(a *app) (module, error) {
 					if err != nil {
 						return err
 					}
-					envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams})
+					envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams, Topics: s.Topics})
 				}
 			}
 			var inspect func(*http.Request) waf.Verdict
@@ -375,7 +402,8 @@ func initGateway(a *app) (module, error) {
 			gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: a.log, Registry: a.registry, Backends: backends,
 				EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
 				Authenticate: newEdgeAuth(&cfg.Config, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
-				SSEKeepAlive: cfg.Edge.SSEKeepAlive})
+				Documentation: apidocs.Handler(version.Version), DocumentationPaths: apidocs.Handles,
+				SSEKeepAlive: cfg.Edge.SSEKeepAlive, RealtimeHeartbeat: cfg.Edge.RealtimeHeartbeat})
 			if err != nil {
 				return err
 			}
@@ -437,21 +465,26 @@ func initRegistration(a *app) (module, error) {
 	}, nil
 }
 
-// dialEnv connects to a target of an environment: our own listener for targets this process
-// hosts, etcd round robin when discovery is on, static addresses otherwise.
+// dialEnv connects to a target of an edge environment: our own listener for targets this
+// process hosts in that environment's pool, etcd round robin when discovery is on, static
+// addresses otherwise. With etcd, an edge environment is served by the pool of
+// SHOPMIND_ETCD_ENV_POOLS (its own key prefix) or, when not listed there, by this process's
+// own pool (SHOPMIND_ETCD_ENV), as static addresses default to dev's.
 func (a *app) dialEnv(env, target string) (grpc.ClientConnInterface, error) {
 	cfg := a.cfg
-	if a.etcd != nil && (!a.has(target) || env != gateway.DefaultEnvironment) {
+	hostedHere := a.has(target) && env == gateway.DefaultEnvironment
+	if a.etcd != nil {
 		dcfg := cfg.Discovery
-		if env != gateway.DefaultEnvironment {
-			dcfg.Env = env // another edge environment: its own key prefix
-		} // the default environment is this process's own, SHOPMIND_ETCD_ENV
-		return a.conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
-			return discovery.Dial(a.ctx, dcfg, a.etcd, target, a.log, inputcheck.DialOptions()...)
-		})
+		dcfg.Env = cfg.Discovery.PoolOf(env)
+		hostedHere = a.has(target) && dcfg.Env == cfg.Discovery.PoolOf(gateway.DefaultEnvironment)
+		if !hostedHere {
+			return a.conns.getWith("etcd:"+dcfg.Env+":"+target, func() (*grpc.ClientConn, error) {
+				return discovery.Dial(a.ctx, dcfg, a.etcd, target, a.log, inputcheck.DialOptions()...)
+			})
+		}
 	}
 	addr := cfg.EnvAddrOf(env, target)
-	if a.grpcLis != nil && (addr == cfg.GRPCAddr || a.has(target) && env == gateway.DefaultEnvironment) {
+	if a.grpcLis != nil && (addr == cfg.GRPCAddr || hostedHere) {
 		// A target this process hosts: loopback to our own listener, and unary calls in
 		// process (the same interceptor chain, no encoding or socket).
 		loopback, err := a.conns.get(a.grpcLis.Addr().String())
@@ -516,14 +549,14 @@ func newEdgeAuth(cfg *config.Config, tokens *authn.Tokens, rev *authn.Revocation
 		public = gateway.DefaultPublicRoutes
 	}
 	return &gateway.EdgeAuth{Tokens: tokens, Revocations: rev, Public: public,
-		AdminCheck: func(ctx context.Context, id *authn.Identity, method, path string) (bool, error) {
+		AdminCheck: func(ctx context.Context, id *authn.Identity, method, path string) (bool, string, error) {
 			conn, err := dial("system")
 			if err != nil {
-				return false, err
+				return false, "", err
 			}
 			resp, err := systemv1.NewSystemServiceClient(conn).CheckAdminPermission(authn.Outgoing(ctx),
 				&systemv1.CheckAdminPermissionRequest{UserId: id.UserID, TenantId: id.TenantID, Method: method, Path: path})
-			return resp.GetAllowed(), err
+			return resp.GetAllowed(), resp.GetReason(), err
 		}}
 }
 

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
-	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
+	nl2sqlv1 "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
@@ -140,10 +140,6 @@ func TestNotImplementedRoutingAndPrefixes(t *testing.T) {
 		message            string
 	}{
 		{"POST", "/api/v1/nl2sql/token", `{"shop_ids":[1]}`, 501, "not implemented: /shopmind.nl2sql.v1.Nl2SqlService/CreateToken"},
-		{"POST", "/api/v1/chat/workflows", `{"task_description":"x"}`, 501, "ChatService/StartWorkflow"},
-		{"POST", "/notify/api/v1/notify/collect/list", `{}`, 501, "NotifyService/ListCollected"},
-		{"GET", "/api/v1/data/crx/ver", "", 501, "ExtensionService/GetVersion"},
-		{"GET", "/api/v1/auth/config", "", 501, "ExtensionService/GetAuthConfig"},
 		{"GET", "/api/v1/nl2sql/health", "", 501, "Nl2SqlService/Health"},
 		{"GET", "/tenant/api/v1/tenant/nothing", "", 404, "no route"},
 		{"GET", "/shop/api/v1/basic/goods", "", 404, "no route"},
@@ -161,7 +157,7 @@ func TestNotImplementedRoutingAndPrefixes(t *testing.T) {
 		})
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", auth[1])
-	_, err := notifyv1.NewNotifyServiceClient(s.Conn).ListCollected(ctx, &notifyv1.ListCollectedRequest{})
+	_, err := nl2sqlv1.NewNl2SqlServiceClient(s.Conn).CreateToken(ctx, &nl2sqlv1.CreateTokenRequest{ShopIds: []int64{1}})
 	if status.Code(err) != codes.Unimplemented {
 		t.Fatalf("gRPC: want Unimplemented, got %v", err)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/shopmind/shopmind/gateway"
 	"github.com/shopmind/shopmind/internal/config"
@@ -45,6 +46,14 @@ func LoadConfig(getenv func(string) string, defs []service.Def) (*Config, error)
 	}
 	cfg.Discovery, derrs = discovery.ConfigFromEnv(getenv)
 	errs = append(errs, derrs...)
+	for edge := range cfg.Discovery.EnvPools { // an edge environment's pool: the edge must know it
+		switch {
+		case edge == gateway.DefaultEnvironment:
+			errs = append(errs, fmt.Sprintf("SHOPMIND_ETCD_ENV_POOLS: %s is always served by SHOPMIND_ETCD_ENV's pool", edge))
+		case !slices.Contains(cfg.Edge.EnvironmentNames(), edge):
+			errs = append(errs, fmt.Sprintf("SHOPMIND_ETCD_ENV_POOLS: %q is not an environment of SHOPMIND_ENVIRONMENTS", edge))
+		}
+	}
 	if len(errs) > 0 {
 		return nil, config.Errors(errs)
 	}

@@ -1,9 +1,14 @@
 package app_test
 
 import (
+	"context"
+	"log/slog"
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/shopmind/shopmind/internal/app"
+	"github.com/shopmind/shopmind/services"
 )
 
 func TestEnvAddrOf(t *testing.T) {
@@ -26,6 +31,48 @@ func TestEnvAddrOf(t *testing.T) {
 	} {
 		if got := cfg.EnvAddrOf(c.env, c.target); got != c.want {
 			t.Errorf("EnvAddrOf(%s, %s) = %s, want %s", c.env, c.target, got, c.want)
+		}
+	}
+}
+
+func TestEnvPoolsMustNameEdgeEnvironments(t *testing.T) {
+	for pools, want := range map[string]string{
+		"dev=prod":     "always served by SHOPMIND_ETCD_ENV",
+		"staging=prod": `"staging" is not an environment of SHOPMIND_ENVIRONMENTS`,
+	} {
+		_, err := app.LoadConfigFromMap(map[string]string{"SHOPMIND_ETCD_ENV_POOLS": pools}, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: want an error containing %q, got %v", pools, want, err)
+		}
+	}
+	if _, err := app.LoadConfigFromMap(map[string]string{"SHOPMIND_ETCD_ENV_POOLS": "test=staging"}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A process that is one of several cannot sign with a random secret of its own: it refuses
+// to start, naming the variable, before binding anything.
+func TestSplitProcessNeedsASharedSecret(t *testing.T) {
+	for _, c := range []struct {
+		targets string
+		vars    map[string]string
+		refused bool
+	}{
+		{"gateway", nil, true},
+		{"tenant,system", nil, true},
+		{"all", map[string]string{"SHOPMIND_ETCD_ENDPOINTS": "127.0.0.1:1"}, true},
+		{"gateway", map[string]string{"SHOPMIND_JWT_SECRET": "a-shared-secret-of-at-least-32-bytes!"}, false},
+	} {
+		vars := map[string]string{"SHOPMIND_HTTP_ADDR": "256.0.0.1:0", "SHOPMIND_GRPC_ADDR": "256.0.0.1:0"} // binding would fail next
+		maps.Copy(vars, c.vars)
+		cfg, err := app.LoadConfigFromMap(vars, services.All())
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = app.Run(context.Background(), app.Options{Config: cfg, Logger: slog.New(slog.DiscardHandler), Targets: c.targets, Services: services.All()})
+		refused := err != nil && strings.Contains(err.Error(), "SHOPMIND_JWT_SECRET is not set")
+		if refused != c.refused || err == nil {
+			t.Errorf("targets %s %v: refused=%v, want %v (err %v)", c.targets, c.vars, refused, c.refused, err)
 		}
 	}
 }

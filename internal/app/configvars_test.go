@@ -17,6 +17,8 @@ import (
 var configDocs = []string{
 	"README.md", "gateway/EDGE.md", "internal/waf/WAF.md", "services/basic/BASIC.md",
 	"services/chat/CHAT.md", "services/chat/agent/AGENTS.md", "internal/analytics/warehouse/WAREHOUSE.md",
+	"internal/sqlsandbox/SANDBOX.md", "services/nl2sql/NL2SQL.md",
+	"services/crx/CRX.md",
 }
 
 // readVars returns every variable the loaders read, found by loading through a getenv that

@@ -18,12 +18,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/discovery"
-	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
-	"github.com/shopmind/shopmind/services"
 )
 
 // Discovery test settings: a short lease so that a dead backend disappears quickly, and an
@@ -62,13 +59,7 @@ func TestDiscoveryMicroservices(t *testing.T) {
 	}
 	stopEtcd, etcdURL := startEtcd(t)
 	watch := etcdClient(t, etcdURL)
-	sets := []postgres.Migrations{authn.Migrations()}
-	for _, d := range services.All() {
-		if d.Migrations != nil {
-			sets = append(sets, *d.Migrations)
-		}
-	}
-	db := pgtest.New(t, sets...)
+	db := stack.NewDatabase(t)
 
 	a := startDiscoveredBackend(t, db, etcdURL)
 	b := startDiscoveredBackend(t, db, etcdURL)
@@ -83,12 +74,16 @@ func TestDiscoveryMicroservices(t *testing.T) {
 	gEtcd.setTarget(strings.TrimPrefix(etcdURL, "http://"))
 	g := stack.StartTargets(t, db, app.TargetGateway, func(c *app.Config) {
 		c.Discovery = discovery.Config{Endpoints: []string{"http://" + gEtcd.addr()}, Env: discovery.DefaultEnv,
-			LeaseTTL: discoveryTTL, DialTimeout: time.Second}
+			LeaseTTL: discoveryTTL, DialTimeout: time.Second, EnvPools: map[string]string{"local": "local"}}
 		c.Edge.UpstreamTimeout = discoveryUpstream
 	})
 	logf("etcd, database, two backends and the gateway up")
 
-	// The gateway resolves every environment through etcd; nothing registered under local,
+	// The edge environment test has no pool of its own: dev's instances serve it.
+	if r := g.Do(t, "POST", "/test/tenant/api/v1/tenant/auth/login", `{"tenant_code":"demo","username":"admin","password":"x"}`); r.Status == 503 || r.Status/100 == 2 {
+		t.Fatalf("environment test, served by dev's pool: want the login's refusal, got HTTP %d %s", r.Status, r.Body)
+	}
+	// The edge environment local is mapped to the etcd pool local, where nothing registered,
 	// so a call there fails fast with the 503 envelope instead of hanging to a 504.
 	start := time.Now()
 	r := g.Do(t, "POST", "/local/tenant/api/v1/tenant/auth/login", `{"tenant_code":"demo","username":"admin","password":"x"}`)

@@ -303,5 +303,16 @@ func FromError(err error) Envelope {
 	return FromStatus(st)
 }
 
+// Kinds lists every kind of the table, in the order of their declaration.
+func Kinds() []Kind {
+	out := make([]Kind, 0, len(kinds))
+	for k := KindInternal; k <= KindTimeout; k++ {
+		if _, ok := kinds[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // EnvelopeCode returns the envelope code of a kind (used by the gateway's own errors).
 func EnvelopeCode(kind Kind) int { return kinds[kind].envelope }

@@ -16,6 +16,8 @@ type Rule struct {
 	Public     bool
 	Permission string
 	Admin      bool
+	// Operator: platform operators only (implies Admin); see OperatorSource.
+	Operator bool
 }
 
 var (
@@ -63,7 +65,8 @@ func loadRules() {
 				m := methods.Get(j)
 				rule := Rule{}
 				if ar, ok := proto.GetExtension(m.Options(), commonv1.E_Access).(*commonv1.AccessRule); ok && ar != nil {
-					rule = Rule{Public: ar.GetPublic(), Permission: ar.GetPermission(), Admin: ar.GetAdmin()}
+					rule = Rule{Public: ar.GetPublic(), Permission: ar.GetPermission(),
+						Admin: ar.GetAdmin() || ar.GetOperator(), Operator: ar.GetOperator()}
 				}
 				rules["/"+string(svc.FullName())+"/"+string(m.Name())] = rule
 			}

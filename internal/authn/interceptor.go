@@ -23,6 +23,12 @@ type PermissionSource interface {
 	Permissions(ctx context.Context, id *Identity) (map[string]bool, error)
 }
 
+// OperatorSource tells whether a caller is a platform operator (an enabled administrator of
+// an operator tenant). Only the tenant service, which owns the tenants, can answer.
+type OperatorSource interface {
+	IsOperator(ctx context.Context, id *Identity) (bool, error)
+}
+
 // Authenticator is the shared authentication and authorization step of every gRPC server.
 type Authenticator struct {
 	Tokens      *Tokens
@@ -32,6 +38,9 @@ type Authenticator struct {
 	Permissions PermissionSource
 	// DefaultEnv is the environment of calls that name none (the process's own).
 	DefaultEnv string
+	// Operators answers for RPCs whose rule is Operator (nil: such RPCs refuse everyone);
+	// the tenant service sets it in the process that hosts it.
+	Operators OperatorSource
 }
 
 // Errors clients see; deliberately terse.
@@ -70,23 +79,51 @@ func (a *Authenticator) Authenticate(ctx context.Context, fullMethod string) (co
 	if rule.Admin && !id.IsAdmin {
 		return nil, apperr.New(apperr.KindForbidden, "administrators only")
 	}
+	if rule.Operator {
+		if err := a.checkOperator(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	if rule.Permission != "" && !id.IsAdmin {
 		if a.Permissions == nil {
 			return nil, apperr.New(apperr.KindForbidden, "missing permission %s", rule.Permission)
 		}
 		perms, err := a.Permissions.Permissions(ctx, id)
 		if err != nil {
-			var appErr *apperr.Error
-			if errors.As(err, &appErr) {
-				return nil, appErr
-			}
-			return nil, apperr.Internal(err)
+			return nil, sourceError(err)
 		}
 		if !perms[rule.Permission] {
 			return nil, apperr.New(apperr.KindForbidden, "missing permission %s", rule.Permission)
 		}
 	}
 	return WithIdentity(ctx, id), nil
+}
+
+// errNotOperator is the refusal of an operator RPC.
+var errNotOperator = apperr.New(apperr.KindForbidden, "platform operators only")
+
+func (a *Authenticator) checkOperator(ctx context.Context, id *Identity) error {
+	if a.Operators == nil {
+		return errNotOperator
+	}
+	ok, err := a.Operators.IsOperator(ctx, id)
+	if err != nil {
+		return sourceError(err)
+	}
+	if !ok {
+		return errNotOperator
+	}
+	return nil
+}
+
+// sourceError passes on an answer of a permission or operator source (a 403 for a disabled
+// user, say) and hides anything else behind a 500.
+func sourceError(err error) error {
+	var appErr *apperr.Error
+	if errors.As(err, &appErr) {
+		return appErr
+	}
+	return apperr.Internal(err)
 }
 
 // BearerToken extracts the token of an "Authorization: Bearer <token>" value.

@@ -76,10 +76,10 @@ func (r *Revocations) apply(kind, id string, exp time.Time) {
 
 // Revoke records a revocation durably, announces it to every process, and applies it here.
 func (r *Revocations) Revoke(ctx context.Context, kind, id string, exp time.Time) error {
-	if kind != KindToken && kind != KindFamily {
-		return fmt.Errorf("unknown revocation kind %q", kind)
-	}
 	if r.pool == nil {
+		if kind != KindToken && kind != KindFamily {
+			return fmt.Errorf("unknown revocation kind %q", kind)
+		}
 		r.apply(kind, id, exp)
 		return nil
 	}
@@ -90,19 +90,50 @@ func (r *Revocations) Revoke(ctx context.Context, kind, id string, exp time.Time
 		return err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck
-	if _, err := tx.Exec(ctx, `INSERT INTO authn.revocations (kind, id, expires_at) VALUES ($1, $2, $3)
-		ON CONFLICT (kind, id) DO UPDATE SET expires_at = greatest(authn.revocations.expires_at, excluded.expires_at)`, kind, id, exp); err != nil {
-		return err
-	}
-	payload := kind + ":" + id + ":" + strconv.FormatInt(exp.Unix(), 10)
-	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", notifyChannel, payload); err != nil {
+	applyHere, err := r.RevokeInTx(ctx, tx, kind, map[string]time.Time{id: exp})
+	if err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return err
 	}
-	r.apply(kind, id, exp)
+	applyHere()
 	return nil
+}
+
+// RevokeInTx records revocations (ids with the time until which each is refused) inside the
+// caller's transaction: they are stored, and announced to every process, when tx commits,
+// together with the change that caused them (a disabled user, a new password), so neither
+// happens without the other. Call the returned function once tx has committed to apply them
+// in this process at once (the announcement reaches it too, a moment later). tx must be on
+// the database of the revocation list.
+func (r *Revocations) RevokeInTx(ctx context.Context, tx pgx.Tx, kind string, ids map[string]time.Time) (func(), error) {
+	if kind != KindToken && kind != KindFamily {
+		return nil, fmt.Errorf("unknown revocation kind %q", kind)
+	}
+	keys := make([]string, 0, len(ids))
+	exps := make([]time.Time, 0, len(ids))
+	payloads := make([]string, 0, len(ids))
+	for id, exp := range ids {
+		keys, exps = append(keys, id), append(exps, exp)
+		payloads = append(payloads, kind+":"+id+":"+strconv.FormatInt(exp.Unix(), 10))
+	}
+	if len(keys) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO authn.revocations (kind, id, expires_at)
+			SELECT $1, id, exp FROM unnest($2::text[], $3::timestamptz[]) AS v(id, exp)
+			ON CONFLICT (kind, id) DO UPDATE SET expires_at = greatest(authn.revocations.expires_at, excluded.expires_at)`,
+			kind, keys, exps); err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p", notifyChannel, payloads); err != nil {
+			return nil, err
+		}
+	}
+	return func() {
+		for id, exp := range ids {
+			r.apply(kind, id, exp)
+		}
+	}, nil
 }
 
 // Start loads the list and follows changes until run ends. It returns once the first load

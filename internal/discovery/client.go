@@ -7,6 +7,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // NewClient opens an etcd client for cfg. It does not wait for etcd: an unreachable etcd
@@ -25,6 +27,12 @@ func NewClient(cfg Config) (*clientv3.Client, error) {
 		DialKeepAliveTime:    10 * time.Second,
 		DialKeepAliveTimeout: 3 * time.Second,
 		Logger:               zap.NewNop(),
+		// Reconnect at least every retryCap while etcd is away (gRPC's default backoff
+		// grows to two minutes): a registration must be renewed soon after etcd returns,
+		// before the leases etcd restored expire.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: retryCap},
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("discovery: etcd client: %w", err)

@@ -32,6 +32,10 @@ type Config struct {
 	// DialTimeout bounds connecting to etcd and each single etcd request made on a
 	// caller's behalf (first registration, deregistration, resolver listing).
 	DialTimeout time.Duration
+	// EnvPools maps a gateway edge environment (local, test, ...; SHOPMIND_ENVIRONMENTS) to
+	// the etcd environment whose registrations serve it (SHOPMIND_ETCD_ENV_POOLS). An edge
+	// environment not listed is served by Env, this process's own pool.
+	EnvPools map[string]string
 	// AdvertiseAddr is the host:port other processes dial to reach this process's gRPC
 	// server. Empty: derived from the listen address (see Advertise).
 	AdvertiseAddr string
@@ -48,6 +52,19 @@ func (c Config) Prefix(target string) string {
 		env = DefaultEnv
 	}
 	return "shopmind/" + env + "/services/" + target
+}
+
+// PoolOf is the etcd environment (key prefix shopmind/<pool>/services/) whose instances
+// serve the gateway edge environment edgeEnv: its SHOPMIND_ETCD_ENV_POOLS entry, or this
+// process's own (Env) when it has none.
+func (c Config) PoolOf(edgeEnv string) string {
+	if pool, ok := c.EnvPools[edgeEnv]; ok {
+		return pool
+	}
+	if c.Env == "" {
+		return DefaultEnv
+	}
+	return c.Env
 }
 
 // Target is the gRPC dial target that resolves target through etcd:
@@ -80,6 +97,8 @@ var envPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 //	SHOPMIND_ETCD_LEASE_TTL       registration lease TTL (default 10s, at least 1s)
 //	SHOPMIND_ETCD_DIAL_TIMEOUT    etcd dial/request timeout (default 5s)
 //	SHOPMIND_GRPC_ADVERTISE_ADDR  host:port registered for this process (default: derived)
+//	SHOPMIND_ETCD_ENV_POOLS       edge-env=etcd-env,... : gateway environments served by
+//	                              another pool (default: every one by SHOPMIND_ETCD_ENV's)
 //
 // It returns every problem found, each message naming its variable, in the style of
 // internal/config.
@@ -105,6 +124,21 @@ func ConfigFromEnv(getenv func(string) string) (Config, []string) {
 	}
 	if !envPattern.MatchString(cfg.Env) {
 		errs = append(errs, fmt.Sprintf("SHOPMIND_ETCD_ENV: %q is not a lowercase name (a-z, 0-9, '.', '_', '-')", cfg.Env))
+	}
+	if v := strings.TrimSpace(getenv("SHOPMIND_ETCD_ENV_POOLS")); v != "" {
+		cfg.EnvPools = map[string]string{}
+		for _, pair := range strings.Split(v, ",") {
+			edge, pool, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			edge, pool = strings.TrimSpace(edge), strings.TrimSpace(pool)
+			switch {
+			case !ok || edge == "" || !envPattern.MatchString(pool):
+				errs = append(errs, fmt.Sprintf("SHOPMIND_ETCD_ENV_POOLS: %q is not edge-environment=etcd-environment (lowercase names)", pair))
+			case cfg.EnvPools[edge] != "":
+				errs = append(errs, fmt.Sprintf("SHOPMIND_ETCD_ENV_POOLS: %q is listed twice", edge))
+			default:
+				cfg.EnvPools[edge] = pool
+			}
+		}
 	}
 	var err error
 	if cfg.LeaseTTL, err = time.ParseDuration(env("SHOPMIND_ETCD_LEASE_TTL", DefaultLeaseTTL.String())); err != nil || cfg.LeaseTTL < time.Second {

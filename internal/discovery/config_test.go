@@ -104,3 +104,24 @@ func TestAdvertise(t *testing.T) {
 		t.Error("Advertise of a malformed listen address: no error")
 	}
 }
+
+func TestEnvPools(t *testing.T) {
+	cfg, errs := ConfigFromEnv(envOf(map[string]string{"SHOPMIND_ETCD_ENV": "prod", "SHOPMIND_ETCD_ENV_POOLS": " test = staging "}))
+	if len(errs) != 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	for edge, want := range map[string]string{"dev": "prod", "local": "prod", "test": "staging"} {
+		if got := cfg.PoolOf(edge); got != want {
+			t.Errorf("PoolOf(%s) = %s, want %s", edge, got, want)
+		}
+	}
+	if got := (Config{}).PoolOf("local"); got != DefaultEnv {
+		t.Errorf("zero config: PoolOf(local) = %s, want %s", got, DefaultEnv)
+	}
+	for _, bad := range []string{"test", "test=", "=staging", "test=Staging", "test=a,test=b"} {
+		_, errs := ConfigFromEnv(envOf(map[string]string{"SHOPMIND_ETCD_ENV_POOLS": bad}))
+		if len(errs) != 1 || !strings.Contains(errs[0], "SHOPMIND_ETCD_ENV_POOLS") {
+			t.Errorf("%q: want one error naming SHOPMIND_ETCD_ENV_POOLS, got %v", bad, errs)
+		}
+	}
+}

@@ -6,16 +6,27 @@
 // shopmind/<env>/services/<target>/<host:port>, written with
 // go.etcd.io/etcd/client/v3/naming/endpoints, and the lease (Config.LeaseTTL, default 10s)
 // is kept alive until Registration.Close, which revokes it. A process that dies stops
-// renewing its lease and its key disappears within the TTL; a process whose lease was lost
-// (etcd restarted without its data, or unreachable longer than the TTL) registers again.
+// renewing its lease and its key disappears within the TTL. When its keepalive stops (etcd
+// unreachable or restarting) a process resumes its lease as soon as etcd answers if etcd
+// still has it (a restart with its data extends every lease by its TTL), so the key never
+// disappears; if the lease is gone (etcd lost its data) it registers again under a new one.
+// The etcd client reconnects at least every second while etcd is away.
 //
 // Callers (the gateway, and services calling each other) Dial a target: a lazy gRPC client
 // connection whose resolver watches etcd:///shopmind/<env>/services/<target> and balances
 // round robin over the live instances. When etcd is unreachable the resolver keeps the
-// last known endpoints. A target with no instance fails calls with codes.Unavailable (the
+// last known endpoints; every 5 s it also checks that etcd's revision has not gone back (an
+// etcd replaced without its data, which a resumed watch would wait on silently) and lists
+// afresh when it has. A target with no instance fails calls with codes.Unavailable (the
 // gateway's 503 envelope); a dead instance is skipped by round robin as soon as its
 // connection breaks, and dropped from the list when its lease expires. Deadlines are the
 // caller's: a slow instance yields codes.DeadlineExceeded (the gateway's 504 envelope).
+//
+// The gateway's edge environments (dev, local, test: token audiences and URL prefixes) are
+// not etcd environments: every edge environment is served by this process's own pool
+// (SHOPMIND_ETCD_ENV) unless SHOPMIND_ETCD_ENV_POOLS maps it to another (Config.PoolOf), so
+// a gateway is ready as soon as its own pool serves. deploy/README.md documents the key
+// layout and this routing for operators.
 //
 // Without SHOPMIND_ETCD_ENDPOINTS discovery stays static (SHOPMIND_SERVICE_ADDRS /
 // SHOPMIND_GRPC_ADDR) and nothing here is used.
@@ -28,6 +39,7 @@
 //	SHOPMIND_ETCD_DIAL_TIMEOUT    etcd connect/request timeout (default 5s)
 //	SHOPMIND_GRPC_ADVERTISE_ADDR  host:port registered for this process (default: the gRPC
 //	                              listen address, or host name:port when it listens on every interface)
+//	SHOPMIND_ETCD_ENV_POOLS       edge-env=etcd-env,...: gateway environments served by another pool
 //
 // # Wiring (internal/app)
 //

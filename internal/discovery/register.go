@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/naming/endpoints"
 )
@@ -106,18 +107,16 @@ func (r *Registration) keepAlive(ctx context.Context, lease clientv3.LeaseID) {
 		if ctx.Err() != nil || r.client.Ctx().Err() != nil {
 			return
 		}
-		r.log.Warn("etcd lease lost; registering again", "lease", int64(lease))
+		r.log.Warn("etcd keepalive interrupted; resuming the lease or registering again", "lease", int64(lease))
 		backoff := 200 * time.Millisecond
 		for {
-			rctx, cancel := context.WithTimeout(ctx, r.cfg.dialTimeout())
-			id, err := r.register(rctx)
-			cancel()
+			id, how, err := r.recover(ctx, lease)
 			if err == nil {
 				lease = id
 				r.mu.Lock()
 				r.lease = id
 				r.mu.Unlock()
-				r.log.Info("registered in etcd again", "key", r.key, "lease", int64(id))
+				r.log.Info("registered in etcd again", "key", r.key, "lease", int64(id), "how", how)
 				break
 			}
 			if ctx.Err() != nil || r.client.Ctx().Err() != nil {
@@ -127,9 +126,33 @@ func (r *Registration) keepAlive(ctx context.Context, lease clientv3.LeaseID) {
 			if !sleep(ctx, jitter(backoff)) {
 				return
 			}
-			backoff = min(2*backoff, 5*time.Second)
+			backoff = min(2*backoff, retryCap)
 		}
 	}
+}
+
+// retryCap bounds the wait between two attempts to reach etcd again (registration, the
+// etcd client's reconnection): once etcd is back, a registration is renewed within about
+// this long, well within the lease TTL etcd grants restored leases when it restarts.
+const retryCap = time.Second
+
+// recover re-establishes the registration after its keepalive stopped. When etcd still has
+// the lease (it was unreachable for a while, or restarted with its data: etcd then extends
+// every lease by its TTL) the lease is resumed, so the key never disappears and callers see
+// no change; when the lease is gone (expired, or etcd lost its data) the address is
+// registered anew under a new lease.
+func (r *Registration) recover(ctx context.Context, lease clientv3.LeaseID) (clientv3.LeaseID, string, error) {
+	rctx, cancel := context.WithTimeout(ctx, r.cfg.dialTimeout())
+	defer cancel()
+	_, err := r.client.KeepAliveOnce(rctx, lease)
+	if err == nil {
+		return lease, "lease resumed", nil
+	}
+	if !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return 0, "", fmt.Errorf("keepalive: %w", err)
+	}
+	id, err := r.register(rctx)
+	return id, "new lease", err
 }
 
 // Close deregisters: it stops the keepalive and revokes the lease, which deletes the key at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -21,6 +22,9 @@ import (
 // Scheme is the gRPC resolver scheme of etcd targets (etcd:///<prefix>).
 const Scheme = "etcd"
 
+// revisionCheckEvery is how often a resolver checks that etcd's revision has not gone back.
+const revisionCheckEvery = 5 * time.Second
+
 // roundRobin is the default service config of discovered connections.
 const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
@@ -35,7 +39,9 @@ const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 //   - when etcd is unreachable it keeps serving the last known endpoints, also across
 //     resolver rebuilds (a ClientConn that went idle and wakes up while etcd is down);
 //   - a watch that fails (compaction, lost leader, closed) is re-established with a fresh
-//     listing instead of silently freezing the endpoint list forever;
+//     listing instead of silently freezing the endpoint list forever, and so is a watch
+//     on an etcd whose revision went back (replaced or restored without its data), noticed
+//     within revisionCheckEvery;
 //   - building never blocks on etcd.
 type Builder struct {
 	client  *clientv3.Client
@@ -165,10 +171,24 @@ func (r *etcdResolver) watch(rev int64, cur map[string]string) error {
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(r.ctx))
 	defer cancel()
 	wch := r.b.client.Watch(ctx, r.prefix+"/", clientv3.WithPrefix(), clientv3.WithRev(rev))
+	seen := rev - 1 // the store's revision this resolver has caught up with
+	check := time.NewTicker(revisionCheckEvery)
+	defer check.Stop()
 	for {
 		select {
 		case <-r.ctx.Done():
 			return r.ctx.Err()
+		case <-check.C:
+			// An etcd that lost its data (replaced, restored from an older snapshot) starts
+			// again from a lower revision, and a watch from our revision would wait,
+			// silently, for revisions it will not reach for a long time. Noticed here, the
+			// caller lists afresh.
+			cctx, ccancel := context.WithTimeout(r.ctx, r.b.timeout)
+			resp, err := r.b.client.Get(cctx, r.prefix+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+			ccancel()
+			if err == nil && resp.Header.Revision < seen {
+				return fmt.Errorf("etcd revision went back from %d to %d (etcd replaced or restored)", seen, resp.Header.Revision)
+			}
 		case wresp, ok := <-wch:
 			if !ok {
 				return errors.New("watch closed")
@@ -176,6 +196,7 @@ func (r *etcdResolver) watch(rev int64, cur map[string]string) error {
 			if err := wresp.Err(); err != nil {
 				return err
 			}
+			seen = max(seen, wresp.Header.Revision)
 			for _, ev := range wresp.Events {
 				key := string(ev.Kv.Key)
 				switch ev.Type {

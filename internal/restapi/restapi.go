@@ -1,7 +1,7 @@
 // Package restapi is what a service contributes to the HTTP edge, in terms both sides may
-// import: services describe their REST routes and event streams here, the gateway serves
-// them. It keeps the dependency one way: services and the gateway import internal/ and
-// gen/, never each other.
+// import: services describe their REST routes, event streams and real-time topics here, the
+// gateway serves them. It keeps the dependency one way: services and the gateway import
+// internal/ and gen/, never each other.
 package restapi
 
 import (

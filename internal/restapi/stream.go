@@ -31,7 +31,10 @@ type Stream interface {
 
 // StreamRoute is the HTTP side of a Stream.
 type StreamRoute struct {
-	// Path is the POST path, also the route template.
+	// Method is POST (the default: the JSON body is the request) or GET (the request is
+	// built from the path variables and the query parameters).
+	Method string
+	// Path is the path, also the route template.
 	Path string
 	// RPC is the full gRPC method name (/package.Service/Method).
 	RPC string
@@ -42,6 +45,54 @@ type StreamRoute struct {
 	// it, in lower case, as a gRPC response header once it accepted the request; a backend
 	// that sends none has its first event's StreamID used instead.
 	Header string
+	// Resume names the request field (an integer) that the Last-Event-ID header sets, for
+	// a stream whose events are Sequenced; "" for none.
+	Resume string
+	// Event documents the stream for the OpenAPI document (cmd/openapigen): the schema of
+	// one event's JSON, as the stream's Event.AppendJSON writes it.
+	Event EventDoc
+	// Reply is the full name of the message answered, in the envelope's data, when the
+	// Collector takes the request (chat v2's "stream": false); empty when none does.
+	Reply string
+}
+
+// HTTPMethod is the route's method (POST when unset).
+func (r StreamRoute) HTTPMethod() string {
+	if r.Method == "" {
+		return "POST"
+	}
+	return r.Method
+}
+
+// Sequenced is an Event with a position in its stream, growing from event to event. The
+// SSE bridge writes it as the event's `id:` line (a client resumes with Last-Event-ID),
+// the WebSocket channel as the frame's offset.
+type Sequenced interface {
+	Event
+	Offset() int64
+}
+
+// Topic is a kind of topic of the gateway's real-time WebSocket channel: a client follows
+// "<Kind>:<id>" from an offset, and the gateway serves it with Stream (a GET stream whose
+// Resume field takes the offset and whose events are Sequenced), the topic's id going to
+// the request field IDField. The backend decides who may follow what (the call carries the
+// caller's token and identity): a refusal is the call's error (404 for another user's or
+// tenant's topic), a position it no longer has is KindGone (410).
+type Topic struct {
+	Kind    string
+	Stream  Stream
+	IDField string
+}
+
+// EventDoc names and describes the JSON of a stream's events.
+type EventDoc struct {
+	// Name is the schema's name in the document (a full proto-style name, for example
+	// shopmind.chat.v2.ChatEvent).
+	Name string
+	// Schema is a JSON Schema object in the subset OpenAPI 2 and 3.1 share (type,
+	// properties, items, enum, required, description, format, additionalProperties,
+	// "x-nullable" for a value that may be null): self-contained, no $ref.
+	Schema string
 }
 
 // EventReader reads the events of one call.

@@ -43,11 +43,18 @@ type Def struct {
 	Migrations *postgres.Migrations
 	// Register builds the service's servers and registers them on the gRPC server.
 	Register func(ctx context.Context, s grpc.ServiceRegistrar, deps Deps) error
+	// Stop, when set, ends the service's background work when the process stops: after the
+	// gRPC server drained, before the database closes (nil: the end of Register's context
+	// is enough).
+	Stop func(ctx context.Context) error
 	// Gateway registers the service's REST routes (nil for internal-only services).
 	Gateway restapi.Registration
 	// Streams are the server-streaming RPCs the gateway answers as server-sent events,
 	// registered after the REST routes (which they override on the same path).
 	Streams []restapi.Stream
+	// Topics are what clients may follow on the gateway's WebSocket channel, each served
+	// by one of Streams.
+	Topics []restapi.Topic
 	// Config reads the service's own variables through getenv (each package owns its
 	// configuration: variables, defaults, validation) and returns a pointer to its
 	// configuration, which the service receives as Deps.Settings, with a message naming the

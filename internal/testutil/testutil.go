@@ -3,10 +3,12 @@
 package testutil
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -84,4 +86,23 @@ func Burst[T any](n int, send func(i int) T) []T {
 	close(start)
 	wg.Wait()
 	return out
+}
+
+// SSEData reads a server-sent event stream and returns the data of its events in order, up
+// to `data: [DONE]`, and whether [DONE] came (the chat streams' end). Lines of other fields
+// and comments are skipped; an event's data may be up to 16 MiB.
+func SSEData(r io.Reader) (data []string, done bool, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		d, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if d == "[DONE]" {
+			return data, true, nil
+		}
+		data = append(data, d)
+	}
+	return data, false, sc.Err()
 }

@@ -20,9 +20,11 @@ import (
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/internal/notifyclient"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
+	"github.com/shopmind/shopmind/internal/sqlsandbox"
 	"github.com/shopmind/shopmind/services/analysis/semantic"
 )
 
@@ -39,6 +41,7 @@ func Service() service.Def {
 		Register:   st.register,
 		Gateway:    restapi.Routes(restapi.Route(analysisv1.RegisterMetricServiceHandlerClient, analysisv1.NewMetricServiceClient), restapi.Route(analysisv1.RegisterQueryServiceHandlerClient, analysisv1.NewQueryServiceClient)),
 		Seed:       st.seed,
+		Config:     service.ConfigLoader(sqlsandbox.LoadConfig),
 	}
 }
 
@@ -59,9 +62,22 @@ func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, d
 	st.store = store
 	cats := &catalogCache{load: store.Catalog}
 	st.metrics = &metrics{pool: deps.DB, catalog: cats.get}
+	var sandboxErr error
+	// Without its role (an account that may not create roles, a password the server
+	// refuses) the sandbox is off: the SQL lab answers 503 with the cause, the rest serves.
+	sandbox, err := sqlsandbox.Open(ctx, service.Settings(deps, sqlsandbox.LoadConfig), store, deps.DB)
+	if err != nil {
+		deps.Logger.Error("SQL sandbox unavailable: ExecuteSql answers 503", "error", err)
+		sandboxErr = err
+		sandbox = nil
+	} else {
+		sandbox.WithCatalog(cats.get)
+		context.AfterFunc(ctx, sandbox.Close) // ctx lasts until the gRPC server has drained
+	}
 	analysisv1.RegisterMetricServiceServer(s, &metricServer{metrics: st.metrics})
-	analysisv1.RegisterQueryServiceServer(s, &queryServer{metrics: st.metrics, store: store,
-		timeout: deps.Config.Analytics.QueryTimeout, maxRows: deps.Config.Analytics.MaxRows})
+	analysisv1.RegisterQueryServiceServer(s, &queryServer{metrics: st.metrics, store: store, sandbox: sandbox, sandboxErr: sandboxErr,
+		timeout: deps.Config.Analytics.QueryTimeout, maxRows: deps.Config.Analytics.MaxRows,
+		notify: notifyclient.New(deps.Dial, deps.Logger)})
 	return nil
 }
 
@@ -128,8 +144,12 @@ type queryServer struct {
 	analysisv1.UnimplementedQueryServiceServer
 	metrics *metrics
 	store   warehouse.Store
-	timeout time.Duration
-	maxRows int
+	sandbox *sqlsandbox.Sandbox
+	// sandboxErr is why the sandbox could not open (sandbox nil).
+	sandboxErr error
+	timeout    time.Duration
+	maxRows    int
+	notify     *notifyclient.Publisher // metric_alert notifications of CheckAnomalies
 }
 
 // queryRequest is what PreviewQueryRequest and GenerateSqlRequest share.

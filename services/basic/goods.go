@@ -231,6 +231,7 @@ func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.Import
 	for _, e := range errs {
 		resp.Errors = append(resp.Errors, &basicv1.ImportError{Row: e.Row, Field: e.Field, Message: e.Message})
 	}
+	s.c.notifyImport(ctx, resp)
 	return resp, nil
 }
 

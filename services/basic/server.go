@@ -40,6 +40,7 @@ import (
 
 	basicv1 "github.com/shopmind/shopmind/gen/go/shopmind/basic/v1"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/notifyclient"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
 	"github.com/shopmind/shopmind/internal/service"
@@ -80,6 +81,7 @@ type handlerDeps struct {
 	// queryTimeout bounds each analytical query of the orders listing.
 	queryTimeout time.Duration
 	partnerA     *partners.PartnerA // nil: SHOPMIND_PARTNER_A_URL unset
+	notify       *notifyclient.Publisher
 }
 
 func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
@@ -94,7 +96,7 @@ func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, d
 	}
 	cfg := service.Settings(deps, LoadConfig)
 	c := &handlerDeps{pool: deps.DB, store: &store{pool: deps.DB}, wh: wh, log: deps.Logger, cfg: cfg,
-		queryTimeout: deps.Config.Analytics.QueryTimeout}
+		queryTimeout: deps.Config.Analytics.QueryTimeout, notify: notifyclient.New(deps.Dial, deps.Logger)}
 	c.outbox = newOutbox(ctx, deps.DB, wh, deps.Logger, cfg.WarehousePushWait)
 	if cfg.PlatformURL != "" {
 		c.platform = partners.NewPlatform(partners.Config{BaseURL: cfg.PlatformURL, APIKey: cfg.PlatformKey,
@@ -111,6 +113,7 @@ func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, d
 	go c.outbox.run(ctx, cfg.WarehouseRetryInterval)
 	basicv1.RegisterBasicDataServiceServer(s, &dataServer{c: c})
 	basicv1.RegisterGoodsServiceServer(s, &goodsServer{c: c})
+	basicv1.RegisterShopDirectoryServiceServer(s, &shopDirServer{c: c})
 	return nil
 }
 

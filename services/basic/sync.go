@@ -70,6 +70,7 @@ func (s *goodsServer) SyncFromPlatform(ctx context.Context, req *basicv1.SyncFro
 	defer cancel()
 	res, err := s.c.syncShop(ctx, id.TenantID, sh)
 	s.c.pushToAnalytics(ctx, id.TenantID) // what was written before a failure is pushed too
+	s.c.notifyPlatformSync(ctx, sh, res, err)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, apperr.New(apperr.KindTimeout, "sync of shop %d exceeded its time limit of %s (pages already synced were kept)", sh.ID, s.c.cfg.SyncTimeout)
@@ -461,6 +462,7 @@ func (s *goodsServer) SyncSkuFromPartnerA(ctx context.Context, req *basicv1.Sync
 	defer cancel()
 	skus, err := s.c.partnerA.AllSKUs(sctx, pids, 0)
 	if err != nil {
+		s.c.notifyPartnerASync(ctx, len(goodsIDs), err)
 		if errors.Is(err, context.DeadlineExceeded) {
 			return nil, apperr.New(apperr.KindTimeout, "partner A sync exceeded its time limit of %s; nothing was written", s.c.cfg.SyncTimeout)
 		}

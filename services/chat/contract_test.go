@@ -151,3 +151,101 @@ func TestContractHealth(t *testing.T) {
 		}
 	}
 }
+
+// followWorkflow reads a workflow's event stream to its end.
+func followWorkflow(t *testing.T, s *stack.Services, id string, after int64) []*chatv1.StreamWorkflowEventsResponse {
+	t.Helper()
+	stream, err := chatv1.NewChatServiceClient(s.Conn).StreamWorkflowEvents(s.Admin, &chatv1.StreamWorkflowEventsRequest{WorkflowId: id, AfterSequence: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []*chatv1.StreamWorkflowEventsResponse
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return events
+		}
+		if err != nil {
+			t.Fatalf("StreamWorkflowEvents: %v after %d events", err, len(events))
+		}
+		events = append(events, ev)
+	}
+}
+
+func TestContractWorkflows(t *testing.T) {
+	s := stack.StartServices(t, "chat", "analysis")
+	c := chatv1.NewChatServiceClient(s.Conn)
+
+	started, err := c.StartWorkflow(s.Admin, &chatv1.StartWorkflowRequest{TaskDescription: "GMV by shop last 7 days"})
+	if err != nil || started.GetStatus() != "pending" || started.GetWorkflowId() == "" || started.GetCreatedAt() == nil {
+		t.Fatalf("StartWorkflow: %v %v", started, err)
+	}
+	id := started.GetWorkflowId()
+	events := followWorkflow(t, s, id, 0)
+	for i, ev := range events {
+		if ev.GetSequence() != int64(i+1) || ev.GetWorkflowId() != id || ev.GetOccurredAt() == nil {
+			t.Fatalf("event %d: %v", i, ev)
+		}
+	}
+	last := events[len(events)-1]
+	if events[0].GetStatus() != "pending" || last.GetType() != "result" || last.GetStatus() != "completed" || last.GetResult() == nil {
+		t.Fatalf("events: first %v, last %v", events[0], last)
+	}
+	w, err := c.GetWorkflow(s.Admin, &chatv1.GetWorkflowRequest{WorkflowId: id})
+	if err != nil || w.GetStatus() != "completed" || w.GetProgress() != 100 || w.GetContent() == "" || w.GetLastSequence() != last.GetSequence() ||
+		w.GetResult().GetFields()["content"].GetStringValue() != w.GetContent() || w.GetFinishedAt() == nil {
+		t.Fatalf("GetWorkflow: %v %v", w, err)
+	}
+	if rest := followWorkflow(t, s, id, last.GetSequence()-2); len(rest) != 2 || rest[1].GetSequence() != last.GetSequence() {
+		t.Fatalf("resumed: %v", rest)
+	}
+	if again, err := c.CancelWorkflow(s.Admin, &chatv1.CancelWorkflowRequest{WorkflowId: id}); err != nil || again.GetWorkflow().GetStatus() != "completed" {
+		t.Fatalf("CancelWorkflow of a completed workflow: %v %v", again, err)
+	}
+
+	// 400 naming the field, 404, 410, auth required.
+	for _, bad := range []struct {
+		name  string
+		call  func() error
+		code  codes.Code
+		field string
+	}{
+		{"blank task", func() error {
+			_, err := c.StartWorkflow(s.Admin, &chatv1.StartWorkflowRequest{TaskDescription: "  "})
+			return err
+		}, codes.InvalidArgument, "task_description"},
+		{"unknown expert", func() error {
+			_, err := c.StartWorkflow(s.Admin, &chatv1.StartWorkflowRequest{TaskDescription: "x", AgentsToUse: []string{"astrology"}})
+			return err
+		}, codes.InvalidArgument, "agents_to_use[0]"},
+		{"malformed id", func() error {
+			_, err := c.GetWorkflow(s.Admin, &chatv1.GetWorkflowRequest{WorkflowId: "nope"})
+			return err
+		}, codes.InvalidArgument, "workflow_id"},
+		{"missing workflow", func() error {
+			_, err := c.CancelWorkflow(s.Admin, &chatv1.CancelWorkflowRequest{WorkflowId: missingSession})
+			return err
+		}, codes.NotFound, ""},
+		{"no token", func() error {
+			_, err := c.StartWorkflow(context.Background(), &chatv1.StartWorkflowRequest{TaskDescription: "x"})
+			return err
+		}, codes.Unauthenticated, ""},
+		{"session position gone", func() error {
+			conv, err := chatv1.NewSessionServiceClient(s.Conn).CreateSession(s.Admin, &chatv1.CreateSessionRequest{})
+			if err != nil {
+				return err
+			}
+			stream, err := chatv1.NewSessionServiceClient(s.Conn).StreamSessionEvents(s.Admin,
+				&chatv1.StreamSessionEventsRequest{ConversationId: conv.GetConversationId(), AfterOffset: 5})
+			if err == nil {
+				_, err = stream.Recv()
+			}
+			return err
+		}, codes.FailedPrecondition, ""},
+	} {
+		err := bad.call()
+		if status.Code(err) != bad.code || bad.field != "" && !slices.Contains(stack.Violations(err), bad.field) {
+			t.Errorf("%s: want %v naming %q, got %v (%v)", bad.name, bad.code, bad.field, err, stack.Violations(err))
+		}
+	}
+}

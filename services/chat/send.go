@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -152,6 +153,7 @@ func (x *messageRunner) run(ctx context.Context, req exchangeRequest, sendHeader
 		history = formatHistory(msgs)
 	}
 	st.remember(append(slices.Clip(history), agent.Message{Role: agent.RoleUser, Content: text}), after, x.cfg.HistoryMessages)
+	st.publish(&chatv1.StreamSessionEventsResponse{Type: "message", Message: text})
 
 	// Accepted: the caller learns the conversation id before the first event.
 	if err := sendHeader(metadata.Pairs(ConversationHeader, convID)); err != nil {
@@ -327,8 +329,12 @@ func (p *pipeline) completeChunk(c *chatv2.ChatCompletionChunk) {
 	}
 }
 
-// deliver passes an event to the caller's stream, unless the caller is gone.
+// deliver passes an event to the caller's stream, unless the caller is gone, and to the
+// session's followers.
 func (p *pipeline) deliver(ev *chatv2.SendMessageResponse) {
+	if v1, err := toV1(ev); err == nil {
+		p.st.publish(&chatv1.StreamSessionEventsResponse{Type: "reply", Event: v1})
+	}
 	select {
 	case p.events <- ev:
 	case <-p.gone:
@@ -479,11 +485,50 @@ func (s *chatV2) SendMessage(req *chatv2.SendMessageRequest, stream grpc.ServerS
 		stream.SendHeader, stream.Send)
 }
 
-// chatV1 is the v1 ChatService: the single agent's streamed reply (same events, v1 types).
-// Workflows belong to a later issue and answer 501.
+// chatV1 is the v1 ChatService: the single agent's streamed reply (same events, v1 types)
+// and the workflows (workflow.go).
 type chatV1 struct {
 	chatv1.UnimplementedChatServiceServer
-	x *messageRunner
+	x  *messageRunner
+	wf *workflows
+}
+
+func (s *chatV1) StartWorkflow(ctx context.Context, req *chatv1.StartWorkflowRequest) (*chatv1.StartWorkflowResponse, error) {
+	return s.wf.start(ctx, req)
+}
+
+func (s *chatV1) GetWorkflow(ctx context.Context, req *chatv1.GetWorkflowRequest) (*chatv1.GetWorkflowResponse, error) {
+	return s.wf.get(ctx, req.GetWorkflowId())
+}
+
+func (s *chatV1) CancelWorkflow(ctx context.Context, req *chatv1.CancelWorkflowRequest) (*chatv1.CancelWorkflowResponse, error) {
+	w, err := s.wf.cancelWorkflow(ctx, req.GetWorkflowId())
+	if err != nil {
+		return nil, err
+	}
+	return &chatv1.CancelWorkflowResponse{Workflow: w}, nil
+}
+
+// WorkflowHeader names the followed workflow (X-Workflow-Id over SSE), sent once the
+// caller's access to it is checked.
+const WorkflowHeader = "x-workflow-id"
+
+func (s *chatV1) StreamWorkflowEvents(req *chatv1.StreamWorkflowEventsRequest, stream grpc.ServerStreamingServer[chatv1.StreamWorkflowEventsResponse]) error {
+	ctx := stream.Context()
+	if _, err := s.wf.get(ctx, req.GetWorkflowId()); err != nil {
+		return err
+	}
+	if err := stream.SendHeader(metadata.Pairs(WorkflowHeader, req.GetWorkflowId())); err != nil {
+		return err
+	}
+	err := s.wf.follow(ctx, req.GetWorkflowId(), req.GetAfterSequence(), stream.Send)
+	if ctx.Err() != nil {
+		return status.FromContextError(ctx.Err()).Err()
+	}
+	if err != nil && status.Code(err) == codes.Unknown {
+		return apperr.Internal(err)
+	}
+	return err
 }
 
 func (s *chatV1) SendMessages(req *chatv1.SendMessagesRequest, stream grpc.ServerStreamingServer[chatv1.SendMessagesResponse]) error {

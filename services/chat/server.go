@@ -10,8 +10,10 @@
 // its own deadline, its events are recorded and streamed through a buffered channel, and
 // the reply is stored when it ends, whether or not the caller is still there.
 //
-// Workflows (v1 StartWorkflow, GetWorkflow, StreamWorkflowEvents) belong to a later issue
-// and answer 501.
+// Workflows (v1 StartWorkflow, GetWorkflow, StreamWorkflowEvents, CancelWorkflow; workflow.go)
+// run a task through the same agent in the background, their events stored. The service
+// also describes its topics on the gateway's WebSocket channel (topics.go): workflows and
+// sessions.
 package chat
 
 import (
@@ -29,6 +31,7 @@ import (
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/chat/agent"
 	"github.com/shopmind/shopmind/services/chat/chatconfig"
+	"github.com/shopmind/shopmind/services/chat/promotion"
 )
 
 //go:embed migrations/*.sql
@@ -52,26 +55,38 @@ func Service() service.Def { return ServiceWith(productionOptions()) }
 // ServiceWith describes the chat service with the given agent and checkers (tests use it
 // with their own agents).
 func ServiceWith(opts Options) service.Def {
+	var wf *workflows // set by Register
 	return service.Def{
 		Name:       "chat",
 		Migrations: migrations(),
 		Config:     service.ConfigLoader(LoadConfig),
-		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
-			return register(ctx, s, deps, opts)
+		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) (err error) {
+			wf, err = register(ctx, s, deps, opts)
+			return err
+		},
+		// The workflows still running are stopped and marked failed while the database is
+		// still there.
+		Stop: func(context.Context) error {
+			if wf != nil {
+				wf.stopAll()
+			}
+			return nil
 		},
 		Gateway: restapi.Routes(restapi.Route(chatv2.RegisterChatServiceHandlerClient, chatv2.NewChatServiceClient), restapi.Route(chatv1.RegisterChatServiceHandlerClient, chatv1.NewChatServiceClient),
-			restapi.Route(chatv1.RegisterSessionServiceHandlerClient, chatv1.NewSessionServiceClient), restapi.Route(chatv1.RegisterHealthServiceHandlerClient, chatv1.NewHealthServiceClient)),
+			restapi.Route(chatv1.RegisterSessionServiceHandlerClient, chatv1.NewSessionServiceClient), restapi.Route(chatv1.RegisterHealthServiceHandlerClient, chatv1.NewHealthServiceClient),
+			restapi.Route(chatv1.RegisterPromotionServiceHandlerClient, chatv1.NewPromotionServiceClient)),
 		Streams: streams(),
+		Topics:  topics(),
 	}
 }
 
-func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, opts Options) error {
+func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, opts Options) (*workflows, error) {
 	if opts.NewAgent == nil {
-		return errors.New("chat: no agent")
+		return nil, errors.New("chat: no agent")
 	}
 	a, more, err := opts.NewAgent(ctx, deps)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	checkers := append([]HealthChecker{postgresChecker{pool: deps.DB}}, more...)
 	cfg := withDefaults(service.Settings(deps, LoadConfig).Chat)
@@ -79,11 +94,15 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps, o
 	sess := newSessions(cfg.SessionIdleTimeout)
 	go sess.run(ctx, cfg.CleanupInterval, deps.Logger)
 	x := &messageRunner{store: st, agent: a, sessions: sess, cfg: cfg, log: deps.Logger}
+	wf := &workflows{store: st, agent: a, log: deps.Logger, timeout: cfg.WorkflowTimeout, lease: cfg.WorkflowLease, runner: x,
+		runs: map[string]*workflowRun{}}
+	go wf.maintain(ctx)
 	chatv2.RegisterChatServiceServer(s, &chatV2{x: x})
-	chatv1.RegisterChatServiceServer(s, &chatV1{x: x})
+	chatv1.RegisterChatServiceServer(s, &chatV1{x: x, wf: wf})
 	chatv1.RegisterSessionServiceServer(s, &sessionServer{store: st, sessions: sess})
 	chatv1.RegisterHealthServiceServer(s, &healthServer{checkers: checkers})
-	return nil
+	chatv1.RegisterPromotionServiceServer(s, promotion.NewServer(promotion.NewStore(deps.DB)))
+	return wf, nil
 }
 
 // withDefaults fills what a hand-built configuration (zero values) leaves out.
@@ -99,6 +118,12 @@ func withDefaults(c chatconfig.ChatConfig) chatconfig.ChatConfig {
 	}
 	if c.PipelineTimeout <= 0 {
 		c.PipelineTimeout = chatconfig.DefaultChatPipelineTimeout
+	}
+	if c.WorkflowTimeout <= 0 {
+		c.WorkflowTimeout = chatconfig.DefaultChatWorkflowTimeout
+	}
+	if c.WorkflowLease <= 0 {
+		c.WorkflowLease = chatconfig.DefaultChatWorkflowLease
 	}
 	return c
 }

@@ -36,10 +36,11 @@ const MessageBodyLimit = 1 << 20
 func streams() []restapi.Stream {
 	route := func(path, rpc string) restapi.StreamRoute {
 		return restapi.StreamRoute{Path: path, RPC: rpc, MaxBody: MessageBodyLimit,
-			TooLarge: "request body too large: a chat message request is at most 1 MiB", Header: "X-Conversation-Id"}
+			TooLarge: "request body too large: a chat message request is at most 1 MiB", Header: "X-Conversation-Id",
+			Event: chatEvent}
 	}
 	v2 := restapi.ServerStream[*chatv2.SendMessageRequest, chatv2.SendMessageResponse]{
-		StreamRoute: route("/api/v2/chat/message", "/shopmind.chat.v2.ChatService/SendMessage"),
+		StreamRoute: withReply(route("/api/v2/chat/message", "/shopmind.chat.v2.ChatService/SendMessage"), "shopmind.chat.v2.ChatReply"),
 		Empty:       func() *chatv2.SendMessageRequest { return &chatv2.SendMessageRequest{} },
 		Call: func(ctx context.Context, conn grpc.ClientConnInterface, req *chatv2.SendMessageRequest) (grpc.ServerStreamingClient[chatv2.SendMessageResponse], error) {
 			return chatv2.NewChatServiceClient(conn).SendMessage(ctx, req)
@@ -60,16 +61,29 @@ func streams() []restapi.Stream {
 			return chatv1.NewChatServiceClient(conn).SendMessages(ctx, req)
 		},
 		Convert: func(ev *chatv1.SendMessagesResponse) (restapi.Event, error) {
-			b, err := proto.Marshal(ev)
-			if err != nil {
-				return nil, err
-			}
-			out := &chatv2.SendMessageResponse{}
-			return event{out}, proto.Unmarshal(b, out)
+			out, err := toV2(ev)
+			return event{out}, err
 		},
 		Failure: errorEvent,
 	}
-	return []restapi.Stream{v2, v1}
+	workflow, session := followedStreams()
+	return []restapi.Stream{v2, v1, workflow, session}
+}
+
+// toV2 converts a v1 event to its v2 twin (the same fields and numbers).
+func toV2(ev *chatv1.SendMessagesResponse) (*chatv2.SendMessageResponse, error) {
+	b, err := proto.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	out := &chatv2.SendMessageResponse{}
+	return out, proto.Unmarshal(b, out)
+}
+
+// withReply names the message a stream answers for "stream": false.
+func withReply(r restapi.StreamRoute, reply string) restapi.StreamRoute {
+	r.Reply = reply
+	return r
 }
 
 // event is a chat event as the bridge writes it: the v2 message.

@@ -6,8 +6,18 @@ import (
 	"sync"
 	"time"
 
+	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
 	"github.com/shopmind/shopmind/services/chat/agent"
 )
+
+// sessionEventsKept is how many recent events of a session its followers can resume from.
+const sessionEventsKept = 256
+
+// publish adds an event to the session's feed.
+func (s *sessionState) publish(ev *chatv1.StreamSessionEventsResponse) {
+	ev.ConversationId = s.id
+	s.events.addWith(func(off int64) *chatv1.StreamSessionEventsResponse { ev.Offset = off; return ev })
+}
 
 // sessionState is the in-memory state of one conversation in this process: a queue that
 // lets one message of the conversation run at a time (so replies and history never
@@ -20,6 +30,9 @@ type sessionState struct {
 	// Guarded by sessions.mu.
 	refs     int // requests queued or running
 	lastUsed time.Time
+
+	// events are the session's recent events for its followers (StreamSessionEvents).
+	events *feed[*chatv1.StreamSessionEventsResponse]
 
 	// Guarded by turn.
 	history []agent.Message // most recent messages, repaired; valid when version matches
@@ -78,7 +91,11 @@ func (ss *sessions) acquire(id string) *sessionState {
 	defer ss.mu.Unlock()
 	s := ss.m[id]
 	if s == nil {
-		s = &sessionState{id: id, turn: make(chan struct{}, 1)}
+		// Offsets start at the clock's microseconds: a state rebuilt later (after a release
+		// or a restart) numbers above every offset the previous one gave out, so an old
+		// position is recognised as gone.
+		s = &sessionState{id: id, turn: make(chan struct{}, 1),
+			events: newFeed[*chatv1.StreamSessionEventsResponse](ss.now().UnixMicro(), sessionEventsKept)}
 		ss.m[id] = s
 	}
 	s.refs++

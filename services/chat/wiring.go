@@ -5,6 +5,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/agent/build"
 )
 
 // productionOptions wires the production agent: the LLM agent when SHOPMIND_LLM_BASE_URL is
@@ -12,7 +13,7 @@ import (
 // store's health joins the health endpoint.
 func productionOptions() Options {
 	return Options{NewAgent: func(ctx context.Context, deps service.Deps) (agent.Agent, []HealthChecker, error) {
-		a, checks, err := agent.New(ctx, service.Settings(deps, LoadConfig).LLM, deps.Dial, deps.DB, deps.Logger)
+		a, checks, err := build.New(ctx, service.Settings(deps, LoadConfig).LLM, deps.Dial, deps.DB, deps.Logger)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -57,6 +57,28 @@ func TestContractCheckAdminPermission(t *testing.T) {
 		}
 	}
 
+	// Managing tenants is for platform operators: an ordinary tenant's administrator is
+	// refused the operator paths; once their tenant is an operator tenant (what
+	// `shopmind tenant create --operator` makes), allowed.
+	operatorPath := func(method string) bool {
+		t.Helper()
+		resp, err := c.CheckAdminPermission(s.Admin, &systemv1.CheckAdminPermissionRequest{UserId: admin.GetId(),
+			TenantId: admin.GetTenant().GetId(), Method: method, Path: "/api/v1/system-m/tenants"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetAllowed()
+	}
+	if operatorPath("GET") || operatorPath("POST") {
+		t.Error("a tenant administrator may use the operator paths")
+	}
+	if _, err := s.DB.Pool.Exec(context.Background(), "UPDATE tenant.tenants SET is_operator = true WHERE code = 'demo'"); err != nil {
+		t.Fatal(err)
+	}
+	if !operatorPath("GET") {
+		t.Error("an operator tenant's administrator is refused the operator paths")
+	}
+
 	// 400: the field is named in the BadRequest details.
 	_, err := check(s.Admin, admin, "no-leading-slash")
 	if status.Code(err) != codes.InvalidArgument || !slices.Contains(stack.Violations(err), "path") {

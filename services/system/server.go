@@ -1,6 +1,7 @@
 // Package system is the system administration service: it decides whether a user may call
 // an administrator path (a path segment containing "-m"). The decision rests on the user's
-// administrator flag, read from the tenant service's AuthService with the caller's token.
+// administrator flag, read from the tenant service's AuthService with the caller's token,
+// and, for the paths of operator RPCs (managing tenants), on the platform-operator flag.
 package system
 
 import (
@@ -48,6 +49,11 @@ func (s *server) CheckAdminPermission(ctx context.Context, req *systemv1.CheckAd
 	}
 	if !perms.GetIsAdmin() {
 		return &systemv1.CheckAdminPermissionResponse{Allowed: false, Reason: "administrator path: administrators only"}, nil
+	}
+	// Managing tenants (an operator RPC's path) is for platform operators, not for the
+	// administrators of an ordinary tenant.
+	if _, rule, ok := authn.RouteFor(req.GetMethod(), req.GetPath()); ok && rule.Operator && !perms.GetIsPlatformOperator() {
+		return &systemv1.CheckAdminPermissionResponse{Allowed: false, Reason: "administrator path: platform operators only"}, nil
 	}
 	return &systemv1.CheckAdminPermissionResponse{Allowed: true}, nil
 }

@@ -78,9 +78,7 @@ func (a *auth) login(ctx context.Context, in loginInput) (*loginResult, error) {
 		return nil, err
 	}
 	if !state.LockedUntil.IsZero() {
-		left := time.Until(state.LockedUntil).Round(time.Second)
-		return nil, &apperr.Error{Kind: apperr.KindTooManyRequests, RetryAfter: left,
-			Message: fmt.Sprintf("too many failed logins: try again in %s", left)}
+		return nil, lockedError(state.LockedUntil)
 	}
 	needCaptcha := a.captchaMode == captchaAlways && in.TenantPath ||
 		a.captchaMode != captchaOff && state.RecentFailures >= a.cfg.CaptchaAfterFailures
@@ -106,9 +104,7 @@ func (a *auth) login(ctx context.Context, in loginInput) (*loginResult, error) {
 			return nil, err
 		}
 		if !until.IsZero() {
-			left := time.Until(until).Round(time.Second)
-			return nil, &apperr.Error{Kind: apperr.KindTooManyRequests, RetryAfter: left,
-				Message: fmt.Sprintf("too many failed logins: try again in %s", left)}
+			return nil, lockedError(until)
 		}
 		a.log.InfoContext(ctx, "login failed", "tenant", in.TenantCode, "username", in.Username, "recent_failures", n)
 		return nil, errBadCredentials
@@ -127,6 +123,53 @@ func (a *auth) login(ctx context.Context, in loginInput) (*loginResult, error) {
 		return nil, err
 	}
 	return &loginResult{Pair: pair, User: user}, nil
+}
+
+// lockedError is the 429 of a user locked after too many failed logins.
+func lockedError(until time.Time) error {
+	left := time.Until(until).Round(time.Second)
+	return &apperr.Error{Kind: apperr.KindTooManyRequests, RetryAfter: left,
+		Message: fmt.Sprintf("too many failed logins: try again in %s", left)}
+}
+
+// changePassword checks the caller's current password (a wrong one counts as a failed
+// login, with the same lock), stores the new one, ends every session of the caller and
+// issues a new pair, all in one transaction.
+func (a *auth) changePassword(ctx context.Context, dir *directory, id *authn.Identity, current, next string) (authn.Pair, error) {
+	u, err := a.store.user(ctx, id.TenantID, id.UserID)
+	if err != nil {
+		return authn.Pair{}, err
+	}
+	if u == nil {
+		return authn.Pair{}, apperr.New(apperr.KindUnauthenticated, "user no longer exists")
+	}
+	state, err := a.store.loginState(ctx, u.TenantCode, u.Username, a.cfg.LoginWindow)
+	if err != nil {
+		return authn.Pair{}, err
+	}
+	if !state.LockedUntil.IsZero() {
+		return authn.Pair{}, lockedError(state.LockedUntil)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(current)) != nil {
+		_, until, err := a.store.recordFailure(ctx, u.TenantCode, u.Username, a.cfg.LoginWindow, a.cfg.LockAfterFailures, a.cfg.LockDuration)
+		if err != nil {
+			return authn.Pair{}, err
+		}
+		if !until.IsZero() {
+			return authn.Pair{}, lockedError(until)
+		}
+		return authn.Pair{}, apperr.Invalid("current_password", "password.current", "is not your current password")
+	}
+	if current == next {
+		return authn.Pair{}, apperr.Invalid("new_password", "password.unchanged", "must differ from the current password")
+	}
+	var pair authn.Pair
+	_, err = dir.setPassword(ctx, id.TenantID, id.UserID, next, "new_password", func(tx pgx.Tx, u *userRecord) error {
+		var err error
+		pair, err = a.issue(ctx, tx, u, id.Audience, "")
+		return err
+	})
+	return pair, err
 }
 
 // issue signs a pair for user and records the refresh token.

@@ -28,6 +28,9 @@ type NewTenant struct {
 	// password must pass config.CheckPassword.
 	AdminUsername string
 	AdminPassword string
+	// Operator makes it an operator tenant: its enabled administrators are platform
+	// operators. Only the server command sets it (`shopmind tenant create --operator`).
+	Operator bool
 }
 
 // CreatedTenant is what CreateTenant made.
@@ -47,7 +50,7 @@ var tenantCodeRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // CreateTenant creates a tenant with what every tenant starts with (organisation hq, the
 // menu tree, roles admin and analyst) and its first administrator, in one transaction.
-// Used by `shopmind tenant create` (and meant for the platform admin API). Invalid input
+// Used by `shopmind tenant create` and PlatformService.CreateTenant (Platform.Create). Invalid input
 // is a KindInvalid error naming the field, a taken code a KindConflict error.
 func CreateTenant(ctx context.Context, db TxBeginner, in NewTenant, bcryptCost int) (*CreatedTenant, error) {
 	if err := in.Validate(); err != nil {
@@ -65,6 +68,11 @@ func CreateTenant(ctx context.Context, db TxBeginner, in NewTenant, bcryptCost i
 		}
 		if sk == nil {
 			return apperr.New(apperr.KindConflict, "tenant code %q is already taken", in.Code)
+		}
+		if in.Operator {
+			if _, err := tx.Exec(ctx, "UPDATE tenant.tenants SET is_operator = true WHERE id = $1", sk.tenantID); err != nil {
+				return err
+			}
 		}
 		adminID, err := addUser(ctx, tx, sk.tenantID, sk.hq, sk.adminRole, in.AdminUsername, "Administrator", "", hash, true)
 		out = &CreatedTenant{ID: sk.tenantID, Code: in.Code, AdminID: adminID}

@@ -17,8 +17,16 @@ import (
 // directory is the logic over users, organisations, roles, menus and favorites. Everything
 // is scoped to the caller's tenant.
 type directory struct {
-	store *store
-	perms *authn.CachedPermissions
+	store    *store
+	perms    *authn.CachedPermissions
+	sessions sessions
+	// bcryptCost hashes passwords set by administrators and users.
+	bcryptCost int
+}
+
+// IsOperator implements authn.OperatorSource from this service's own tables.
+func (d *directory) IsOperator(ctx context.Context, id *authn.Identity) (bool, error) {
+	return isOperator(ctx, d.store.pool, id.TenantID, id.UserID)
 }
 
 // Permissions implements authn.PermissionSource from this service's own tables.
@@ -57,26 +65,27 @@ type currentUser struct {
 }
 
 func (d *directory) current(ctx context.Context, id *authn.Identity) (*currentUser, error) {
-	u, err := d.store.user(ctx, id.TenantID, id.UserID)
+	u, roles, codes, err := d.store.currentUser(ctx, id.TenantID, id.UserID)
 	if err != nil {
 		return nil, err
 	}
 	if u == nil {
 		return nil, apperr.New(apperr.KindUnauthenticated, "user no longer exists")
 	}
-	roles, err := d.store.roleSummaries(ctx, id.TenantID, u.RoleIDs)
-	if err != nil {
-		return nil, err
+	if u.Status != "enabled" {
+		return nil, apperr.New(apperr.KindForbidden, "user is disabled")
 	}
-	perms, err := d.Permissions(ctx, id)
-	if err != nil {
-		return nil, err
+	if u.IsAdmin {
+		all := authn.Permissions()
+		for _, c := range codes {
+			all[c] = true
+		}
+		codes = make([]string, 0, len(all))
+		for c := range all {
+			codes = append(codes, c)
+		}
+		sort.Strings(codes)
 	}
-	codes := make([]string, 0, len(perms))
-	for c := range perms {
-		codes = append(codes, c)
-	}
-	sort.Strings(codes)
 	return &currentUser{User: u, Roles: roles, Permissions: codes}, nil
 }
 
@@ -220,6 +229,11 @@ func (d *directory) updateRole(ctx context.Context, tenantID, id int64, in roleI
 	}
 	var out *roleRecord
 	err := pgx.BeginFunc(ctx, d.store.pool, func(tx pgx.Tx) error {
+		// The role row locked first: a concurrent delete either waits for this update or has
+		// already removed the role (404), never removes it between the read and the grants.
+		if _, err := tx.Exec(ctx, "SELECT id FROM tenant.roles WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE", tenantID, id); err != nil {
+			return err
+		}
 		cur, err := d.store.role(ctx, tx, tenantID, id)
 		if err != nil {
 			return err

@@ -7,11 +7,20 @@ import (
 )
 
 // checkRoute decides whether the user may call method+path: the RPC's declared access rule
-// against the user's permissions; administrator paths ("-m") need an administrator.
+// against the user's permissions; administrator paths ("-m") need an administrator, and
+// operator RPCs a platform operator.
 func checkRoute(ctx context.Context, dir *directory, target *authn.Identity, method, path string) (bool, string, error) {
 	perms, isAdmin, err := dir.grants(ctx, target)
 	if err != nil {
 		return false, "", err
+	}
+	_, rule, ok := authn.RouteFor(method, path)
+	if ok && rule.Operator {
+		operator, err := dir.IsOperator(ctx, target)
+		if err != nil || operator {
+			return operator, "", err
+		}
+		return false, "platform operators only", nil
 	}
 	if authn.IsAdminPath(path) {
 		if isAdmin {
@@ -19,7 +28,6 @@ func checkRoute(ctx context.Context, dir *directory, target *authn.Identity, met
 		}
 		return false, "administrator path", nil
 	}
-	_, rule, ok := authn.RouteFor(method, path)
 	switch {
 	case !ok:
 		return false, "no such route", nil

@@ -33,7 +33,10 @@ func Service() service.Def {
 		Name:       "tenant",
 		Migrations: migrations(),
 		Register:   register,
-		Gateway:    restapi.Routes(restapi.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient), restapi.Route(tenantv1.RegisterTenantServiceHandlerClient, tenantv1.NewTenantServiceClient)),
+		Gateway: restapi.Routes(restapi.Route(tenantv1.RegisterTenantAuthServiceHandlerClient, tenantv1.NewTenantAuthServiceClient),
+			restapi.Route(tenantv1.RegisterTenantServiceHandlerClient, tenantv1.NewTenantServiceClient),
+			restapi.Route(tenantv1.RegisterTenantAdminServiceHandlerClient, tenantv1.NewTenantAdminServiceClient),
+			restapi.Route(tenantv1.RegisterPlatformServiceHandlerClient, tenantv1.NewPlatformServiceClient)),
 	}
 }
 
@@ -43,9 +46,11 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) e
 	if err != nil {
 		return err
 	}
-	dir := &directory{store: st, perms: deps.Permissions}
-	// This process holds the tenant tables: permission checks read them directly.
+	ends := sessions{rev: deps.Auth.Revocations, accessTTL: deps.Config.Auth.AccessTTL}
+	dir := &directory{store: st, perms: deps.Permissions, sessions: ends, bcryptCost: deps.Config.Auth.BcryptCost}
+	// This process holds the tenant tables: permission and operator checks read them directly.
 	deps.Permissions.Source = dir
+	deps.Auth.Operators = dir
 	if err := bootstrap(ctx, st, deps.Config, deps.Logger); err != nil {
 		return err
 	}
@@ -53,6 +58,9 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) e
 	tenantv1.RegisterTenantAuthServiceServer(s, &authServer{auth: a, dir: dir, defaultEnv: env})
 	tenantv1.RegisterTenantServiceServer(s, &managementServer{dir: dir})
 	tenantv1.RegisterAuthServiceServer(s, &internalServer{auth: a, dir: dir, defaultEnv: env})
+	tenantv1.RegisterTenantAdminServiceServer(s, &adminServer{dir: dir})
+	tenantv1.RegisterPlatformServiceServer(s, &platformServer{platform: &Platform{DB: st.pool, Revocations: deps.Auth.Revocations,
+		AccessTTL: deps.Config.Auth.AccessTTL, BcryptCost: deps.Config.Auth.BcryptCost}})
 	return nil
 }
 

@@ -124,6 +124,19 @@ func (s *authServer) SetFavorites(ctx context.Context, req *tenantv1.SetFavorite
 	return &tenantv1.SetFavoritesResponse{Favorites: favoritesPB(saved)}, nil
 }
 
+func (s *authServer) ChangePassword(ctx context.Context, req *tenantv1.ChangePasswordRequest) (*tenantv1.ChangePasswordResponse, error) {
+	id, err := authn.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := s.auth.changePassword(ctx, s.dir, id, req.GetCurrentPassword(), req.GetNewPassword())
+	if err != nil {
+		return nil, err
+	}
+	return &tenantv1.ChangePasswordResponse{AccessToken: pair.Access, TokenType: "Bearer", ExpiresIn: seconds(pair.AccessExpires),
+		RefreshToken: pair.Refresh, RefreshExpiresIn: seconds(pair.RefreshExpires)}, nil
+}
+
 func (s *authServer) GetFavorites(ctx context.Context, _ *tenantv1.GetFavoritesRequest) (*tenantv1.GetFavoritesResponse, error) {
 	id, err := authn.Caller(ctx)
 	if err != nil {
@@ -185,7 +198,12 @@ func (s *internalServer) GetUserPermissions(ctx context.Context, req *tenantv1.G
 	if err != nil {
 		return nil, err
 	}
-	return &tenantv1.GetUserPermissionsResponse{PermissionCodes: codes, RoleIds: roleIDs, IsAdmin: isAdmin}, nil
+	operator, err := isOperator(ctx, s.dir.store.pool, req.GetTenantId(), req.GetUserId())
+	if err != nil {
+		return nil, err
+	}
+	return &tenantv1.GetUserPermissionsResponse{PermissionCodes: codes, RoleIds: roleIDs, IsAdmin: isAdmin,
+		IsPlatformOperator: operator}, nil
 }
 
 func (s *internalServer) CheckPermission(ctx context.Context, req *tenantv1.CheckPermissionRequest) (*tenantv1.CheckPermissionResponse, error) {

@@ -13,6 +13,18 @@ const (
 	defaultPageSize = 10
 )
 
+// paging is the page number and size asked for, with the spec's defaults for those unset.
+func paging(num, size *int32) (int32, int32) {
+	pageNum, pageSize := int32(defaultPageNum), int32(defaultPageSize)
+	if num != nil {
+		pageNum = *num
+	}
+	if size != nil {
+		pageSize = *size
+	}
+	return pageNum, pageSize
+}
+
 // managementServer is TenantService: users, organisations, roles of the caller's tenant.
 type managementServer struct {
 	tenantv1.UnimplementedTenantServiceServer
@@ -24,19 +36,14 @@ func (s *managementServer) ListUsers(ctx context.Context, req *tenantv1.ListUser
 	if err != nil {
 		return nil, err
 	}
-	pageNum, pageSize := int32(defaultPageNum), int32(defaultPageSize)
-	if req.Page != nil {
-		pageNum = req.GetPage()
+	num, size := req.PageNum, req.PageSize // page and limit are their synonyms
+	if num == nil {
+		num = req.Page
 	}
-	if req.PageNum != nil {
-		pageNum = req.GetPageNum()
+	if size == nil {
+		size = req.Limit
 	}
-	if req.Limit != nil {
-		pageSize = req.GetLimit()
-	}
-	if req.PageSize != nil {
-		pageSize = req.GetPageSize()
-	}
+	pageNum, pageSize := paging(num, size)
 	users, total, err := s.dir.store.listUsers(ctx, id.TenantID,
 		userFilter{Username: req.GetUsername(), Status: req.GetStatus(), OrgID: req.GetOrgId()},
 		int(pageSize), int(pageNum-1)*int(pageSize))

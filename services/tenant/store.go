@@ -215,16 +215,36 @@ func (s *store) permissionsOf(ctx context.Context, tenantID, userID int64) (code
 	return codes, roleIDs, isAdmin, status, err
 }
 
-// roleSummaries returns id, code and name of the given roles of a tenant.
-func (s *store) roleSummaries(ctx context.Context, tenantID int64, ids []int64) ([]roleRecord, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, code, name FROM tenant.roles WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id`, tenantID, ids)
-	if err != nil {
-		return nil, err
+// currentUser reads, in one round trip, the user with tenant and organisation, the id, code
+// and name of the tenant's roles the user has, and the permission codes of the enabled ones
+// (what GetInfo and Login answer; a statement per part was three round trips). The user is
+// nil when the tenant has none of that id.
+func (s *store) currentUser(ctx context.Context, tenantID, userID int64) (*userRecord, []roleRecord, []string, error) {
+	u := &userRecord{}
+	var roleIDs []int64
+	var roleCodes, roleNames, codes []string
+	err := s.pool.QueryRow(ctx, "SELECT "+userColumns+`,
+		coalesce((SELECT array_agg(DISTINCT rp.code ORDER BY rp.code) FROM tenant.user_roles ur
+			JOIN tenant.roles r ON r.id = ur.role_id AND r.status = 'enabled'
+			JOIN tenant.role_permissions rp ON rp.role_id = r.id WHERE ur.user_id = u.id), '{}'),
+		r.ids, r.codes, r.names`+userFrom+`
+		CROSS JOIN LATERAL (SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}') AS ids,
+			coalesce(array_agg(r.code ORDER BY r.id), '{}') AS codes, coalesce(array_agg(r.name ORDER BY r.id), '{}') AS names
+			FROM tenant.roles r WHERE r.tenant_id = u.tenant_id AND r.id IN (SELECT role_id FROM tenant.user_roles WHERE user_id = u.id)) r
+		WHERE u.tenant_id = $1 AND u.id = $2`, tenantID, userID).Scan(&u.ID, &u.TenantID, &u.TenantCode, &u.TenantName,
+		&u.TenantStatus, &u.Username, &u.Nickname, &u.Email, &u.Phone, &u.PasswordHash, &u.OrgID, &u.OrgName, &u.Status,
+		&u.IsAdmin, &u.LastLoginAt, &u.CreatedAt, &u.UpdatedAt, &u.RoleIDs, &codes, &roleIDs, &roleCodes, &roleNames)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, nil, nil
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (roleRecord, error) {
-		var rr roleRecord
-		return rr, r.Scan(&rr.ID, &rr.Code, &rr.Name)
-	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	roles := make([]roleRecord, len(roleIDs))
+	for i := range roleIDs {
+		roles[i] = roleRecord{ID: roleIDs[i], Code: roleCodes[i], Name: roleNames[i]}
+	}
+	return u, roles, codes, nil
 }
 
 // menuRecord is one menu node.

@@ -214,8 +214,8 @@ func TestStreamErrorsCarryTheirCode(t *testing.T) {
 	s := stack.Start(t, wafOff)
 	auth := stack.Bearer(s.Admin(t).Access)
 	r := s.Do(t, "GET", "/api/v1/chat/workflows/3fa85f64-5717-4562-b3fc-2c963f66afa6/events", "", auth...)
-	if env := decode(t, r); r.Status != 501 || env.Code != 501 || env.Data != nil && string(env.Data) != "null" {
-		t.Errorf("workflow events: want HTTP 501 code 501, got HTTP %d %s", r.Status, r.Body)
+	if env := decode(t, r); r.Status != 404 || env.Code != 404 || env.Data != nil && string(env.Data) != "null" {
+		t.Errorf("events of a missing workflow: want HTTP 404 code 404, got HTTP %d %s", r.Status, r.Body)
 	}
 	r = s.Do(t, "GET", "/api/v1/chat/workflows/not-a-uuid/events", "", auth...)
 	if env := decode(t, r); r.Status != 400 || env.Code != 400 {

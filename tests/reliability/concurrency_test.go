@@ -50,7 +50,7 @@ func newSuite(t *testing.T, opts ...stack.Option) *suite {
 	s.admin, _ = login(t, s.c, "admin", stack.AdminPassword)
 	for n := range clients {
 		user := fmt.Sprintf("rel%02d", n)
-		addAdmins(t, st, user)
+		addAdmins(t, st, user, user+"p")
 		var uid int64
 		if err := st.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.users WHERE tenant_id = $1 AND username = $2", s.tenant, user).Scan(&uid); err != nil {
 			t.Fatal(err)
@@ -542,5 +542,13 @@ func (s *suite) races(t *testing.T) {
 		if want := strings.Repeat("user assistant ", 6); strings.Join(roles, " ")+" " != want {
 			t.Errorf("%s: stored %v", v.name, roles)
 		}
+	}
+
+	// Identical cancels of one workflow: all answer its final state, with one final event.
+	wf := s.c.do("POST", "/api/v1/chat/workflows", `{"task_description":"GMV by shop last 7 days"}`, s.admin)
+	wfID := wf.get("workflow_id").String()
+	raceCheck(t, "CancelWorkflow, one workflow", burst(6, post("/api/v1/chat/workflows/"+wfID+"/cancel", `{}`)), 0)
+	if n := count(t, s.st, `SELECT count(*) FROM chat.workflow_events WHERE workflow_id = $1 AND payload->>'status' IN ('completed', 'cancelled', 'failed')`, wfID); n != 1 {
+		t.Errorf("CancelWorkflow race: %d final events", n)
 	}
 }

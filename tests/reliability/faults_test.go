@@ -13,11 +13,8 @@ import (
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/authn"
-	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
-	"github.com/shopmind/shopmind/services"
 	"github.com/shopmind/shopmind/services/basic"
 )
 
@@ -62,13 +59,7 @@ func newPGOutage(t *testing.T) *pgOutage {
 			db: &pgtest.Database{URL: c.url("shopmind"), Pool: pool}, server: fmt.Sprintf("127.0.0.1:%d", c.port), stop: c.stop, start: c.start}
 	}
 	t.Logf("no private PostgreSQL cluster (%s): a proxy in front of the shared server plays the restart", why)
-	sets := []postgres.Migrations{authn.Migrations()}
-	for _, d := range services.All() {
-		if d.Migrations != nil {
-			sets = append(sets, *d.Migrations)
-		}
-	}
-	db := pgtest.New(t, sets...)
+	db := stack.NewDatabase(t)
 	u, _ := url.Parse(db.URL)
 	p := newProxy(t, u.Host)
 	return &pgOutage{kind: "proxy in front of the shared PostgreSQL cut and restored",

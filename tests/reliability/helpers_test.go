@@ -5,7 +5,7 @@
 package reliability
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -164,18 +164,8 @@ func (c *client) do(method, path, body, token string) answer {
 // with [DONE] and no error event, else the error event's code.
 func streamOutcome(body []byte) (int, string, json.RawMessage) {
 	var last json.RawMessage
-	done := false
-	sc := bufio.NewScanner(strings.NewReader(string(body)))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		if data == "[DONE]" {
-			done = true
-			continue
-		}
+	events, done, _ := testutil.SSEData(bytes.NewReader(body))
+	for _, data := range events {
 		if gjson.Get(data, "type").String() == "error" {
 			return int(gjson.Get(data, "code").Int()), gjson.Get(data, "message").String(), json.RawMessage(data)
 		}

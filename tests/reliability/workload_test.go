@@ -58,12 +58,13 @@ type worker struct {
 	loggedOut   []string         // access tokens logged out
 	syncCreated int              // goods created by platform syncs
 	synced      []int64          // ids of synced goods (for partner A)
+	password    string           // the password of the worker's second user (user + "p")
 }
 
 func newWorker(n int, c *client, rec *recorder, user string, userID, shop int64) *worker {
 	return &worker{n: n, c: c, rec: rec, user: user, userID: userID, shop: shop,
 		goods: map[int64]*goodsState{}, liveRoles: map[string]int64{}, liveMetrics: map[string]int64{},
-		templates: map[int64]string{}, sessions: map[string]int{}}
+		templates: map[int64]string{}, sessions: map[string]int{}, password: stack.AdminPassword}
 }
 
 func (w *worker) failf(format string, args ...any) {
@@ -146,9 +147,35 @@ func (w *worker) cycle(i int) {
 	}
 	// Each worker starts its cycles at another service, so the services are written at
 	// once and a defect of one does not hide the others.
-	sections := []func(i int, u, tok string){w.roles, w.metrics, w.goodsAndTemplates, w.favoritesList, w.chat}
+	sections := []func(i int, u, tok string){w.roles, w.metrics, w.goodsAndTemplates, w.favoritesList, w.chat, w.changePassword}
 	for k := range sections {
 		sections[(k+w.n)%len(sections)](i, u, tok)
+	}
+}
+
+// changePassword: the worker's second user (its sessions ending with each change must not
+// touch the worker's own) signs in, changes its password to the other of two, and signs in
+// with the new one.
+func (w *worker) changePassword(_ int, _, _ string) {
+	creds := func(p string) string {
+		return fmt.Sprintf(`{"tenant_code":"demo","username":%q,"password":%q}`, w.user+"p", p)
+	}
+	next := "Rel-Pass-A1x9"
+	if w.password == next {
+		next = "Rel-Pass-B2y8"
+	}
+	l := w.call("TenantAuthService_Login", "POST", "/tenant/api/v1/tenant/auth/login", creds(w.password), "")
+	if !l.ok() {
+		return
+	}
+	a := w.call("TenantAuthService_ChangePassword", "POST", "/api/v1/tenant/auth/password",
+		fmt.Sprintf(`{"current_password":%q,"new_password":%q}`, w.password, next), l.get("access_token").String())
+	if !a.ok() {
+		return
+	}
+	w.password = next
+	if again := w.call("TenantAuthService_Login", "POST", "/tenant/api/v1/tenant/auth/login", creds(next), ""); again.Err == nil && !again.ok() {
+		w.failf("sign-in with the new password after a successful change: %s", again)
 	}
 }
 
@@ -181,6 +208,7 @@ func (w *worker) metrics(i int, u, tok string) {
 		rng := fmt.Sprintf(`"start_time":"%s","end_time":"%s"`, time.Now().AddDate(0, 0, -30).UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
 		w.call("QueryService_PreviewQuery", "POST", "/api/v1/anls/query/preview", fmt.Sprintf(`{"metric_ids":[%d],"dimensions":["shop"],%s}`, id, rng), tok)
 		w.call("QueryService_GenerateSql", "POST", "/api/v1/anls/query/sql", fmt.Sprintf(`{"metric_names":[%q],%s}`, name, rng), tok)
+		w.call("QueryService_CheckAnomalies", "POST", "/api/v1/anls/anomalies/check", fmt.Sprintf(`{"metric_names":[%q],"baseline_days":7}`, name), tok)
 		up := w.call("MetricService_UpdateMetric", "PUT", fmt.Sprintf("/api/v1/analytics/metrics/%d", id), fmt.Sprintf(`{"metric":{"display_name":"Metric %s v2"},"update_mask":"displayName"}`, u), tok)
 		w.expect("MetricService_UpdateMetric", up, "metric.display_name", "Metric "+u+" v2")
 		if i%2 == 0 {
@@ -313,6 +341,15 @@ func (w *worker) chat(i int, u, tok string) {
 	}
 	if m := w.call("ChatService_SendMessages", "POST", "/api/v1/chat/messages", fmt.Sprintf(`{"message":"How many orders? (%s)","conversation_id":%q}`, u, conv), tok); m.ok() {
 		w.sessions[conv] += 2
+	}
+	// A workflow (outside the conversation, whose messages are counted), cancelled at once
+	// or found finished: either way the answer is its final state.
+	if wf := w.call("ChatService_StartWorkflow", "POST", "/api/v1/chat/workflows", fmt.Sprintf(`{"task_description":"GMV by shop last 7 days (%s)"}`, u), tok); wf.ok() {
+		w.expect("ChatService_StartWorkflow", wf, "status", "pending")
+		c := w.call("ChatService_CancelWorkflow", "POST", "/api/v1/chat/workflows/"+wf.get("workflow_id").String()+"/cancel", `{}`, tok)
+		if st := c.get("workflow.status").String(); c.ok() && st != "cancelled" && st != "completed" {
+			w.failf("CancelWorkflow answered status %q: %s", st, c)
+		}
 	}
 	if i%2 == 0 {
 		d := w.call("SessionService_DeleteSession", "DELETE", "/api/v1/sessions/"+conv, "", tok)

@@ -31,6 +31,9 @@ const (
 	chTimeoutExceeded    = 159
 	chTooSlow            = 160 // estimated execution time beyond max_execution_time
 	chReadonly           = 164
+	chTooManyRows        = 158 // max_rows_to_read
+	chTooManyRowsOrBytes = 396 // max_result_rows
+	chMemoryLimit        = 241
 )
 
 // chFactTables are partitioned by month and ordered by time; the other base tables are small
@@ -242,11 +245,21 @@ func (s *chStore) Query(ctx context.Context, sql string, args []any, opts QueryO
 	var guardFired atomic.Bool
 	guard := time.AfterFunc(opts.Timeout+queryGrace, func() { guardFired.Store(true); cancel() })
 	defer guard.Stop()
-	qctx = clickhouse.Context(qctx, clickhouse.WithSettings(clickhouse.Settings{
+	settings := clickhouse.Settings{
 		// 2: reads only, but settings may be passed with the query (1 would refuse them).
 		"readonly":           2,
 		"max_execution_time": int(math.Ceil(opts.Timeout.Seconds())),
-	}))
+	}
+	if u := opts.Untrusted; u != nil {
+		// 1: reads only and no setting may be changed by the statement; the settings
+		// sent with the query itself are still applied (tested on 18.16).
+		settings["readonly"] = 1
+		settings["max_result_rows"] = opts.MaxRows + 1
+		if u.MaxScanRows > 0 {
+			settings["max_rows_to_read"] = int(u.MaxScanRows)
+		}
+	}
+	qctx = clickhouse.Context(qctx, clickhouse.WithSettings(settings))
 	res, err := s.query(qctx, cancel, sql, args, opts)
 	if err != nil {
 		return nil, s.mapError(ctx, guardFired.Load(), opts, err)
@@ -343,6 +356,13 @@ func (s *chStore) mapError(ctx context.Context, guardFired bool, opts QueryOptio
 			return timeoutError(opts.Timeout, err)
 		case chReadonly:
 			return readOnlyError(err)
+		case chTooManyRows, chTooManyRowsOrBytes, chMemoryLimit:
+			if opts.Untrusted != nil {
+				return capError("the query exceeded the sandbox's cap: %s", ex.Message)
+			}
+		}
+		if opts.Untrusted != nil {
+			return authorError(ex.Message, err)
 		}
 	}
 	if guardFired {

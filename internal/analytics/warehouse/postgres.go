@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shopmind/shopmind/internal/analytics/catalog"
+	"github.com/shopmind/shopmind/internal/apperr"
 )
 
 // pgSchemaLock is the advisory lock id EnsureSchema holds while creating tables, so replicas
@@ -189,7 +190,11 @@ func (s *pgStore) Query(ctx context.Context, sql string, args []any, opts QueryO
 const queryGrace = 5 * time.Second
 
 func (s *pgStore) query(ctx context.Context, sql string, args []any, opts QueryOptions) (*Result, error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	pool := s.pool
+	if opts.Untrusted != nil && opts.Untrusted.Pool != nil {
+		pool = opts.Untrusted.Pool
+	}
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +207,11 @@ func (s *pgStore) query(ctx context.Context, sql string, args []any, opts QueryO
 		max(opts.Timeout.Milliseconds(), 1), pgIdent(PostgresSchema))
 	if _, err := tx.Exec(ctx, setup); err != nil {
 		return nil, err
+	}
+	if u := opts.Untrusted; u != nil {
+		if err := pgUntrusted(ctx, tx, sql, args, u); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := tx.Exec(ctx, "DECLARE "+pgCursor+" NO SCROLL CURSOR FOR "+sql, args...); err != nil {
 		return nil, err
@@ -237,12 +247,53 @@ func (s *pgStore) query(ctx context.Context, sql string, args []any, opts QueryO
 	return res, nil
 }
 
+// pgUntrusted adds a sandboxed query's defences inside its transaction: the restricted
+// role, then the planner cost cap (EXPLAIN runs as that role too).
+func pgUntrusted(ctx context.Context, tx pgx.Tx, sql string, args []any, u *Untrusted) error {
+	if u.Role != "" {
+		if _, err := tx.Exec(ctx, "SET LOCAL ROLE "+pgIdent(u.Role)); err != nil {
+			return fmt.Errorf("set role %s: %w", u.Role, err)
+		}
+	}
+	if u.MaxCost <= 0 {
+		return nil
+	}
+	var plan []struct {
+		Plan struct {
+			TotalCost float64 `json:"Total Cost"`
+		} `json:"Plan"`
+	}
+	if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&plan); err != nil {
+		return err
+	}
+	if len(plan) == 1 && plan[0].Plan.TotalCost > u.MaxCost {
+		return capError("the query's estimated cost %.0f is above the sandbox's cap of %.0f: filter on time or shop, aggregate, or join less",
+			plan[0].Plan.TotalCost, u.MaxCost)
+	}
+	return nil
+}
+
 // mapError classifies a query failure (see the package documentation).
 func (s *pgStore) mapError(ctx, qctx context.Context, opts QueryOptions, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if ae := (*apperr.Error)(nil); errors.As(err, &ae) {
+		return err
+	}
 	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && opts.Untrusted != nil && pgErr.Code != "57014" {
+		switch {
+		case pgErr.Code == "42501": // insufficient_privilege: outside the sandbox role's grants
+			return &apperr.Error{Kind: apperr.KindForbidden, Message: "SQL refused by the database: " + pgErr.Message, Cause: err}
+		case strings.HasPrefix(pgErr.Code, "53"), pgErr.Code == "54001": // resources, statement too complex
+			return capError("the query exceeded a database resource limit: %s", pgErr.Message)
+		case strings.HasPrefix(pgErr.Code, "42"), strings.HasPrefix(pgErr.Code, "22"),
+			strings.HasPrefix(pgErr.Code, "21"), strings.HasPrefix(pgErr.Code, "0A"),
+			strings.HasPrefix(pgErr.Code, "2F"), strings.HasPrefix(pgErr.Code, "54"):
+			return authorError(pgErr.Message, err)
+		}
+	}
 	if errors.As(err, &pgErr) {
 		switch {
 		case pgErr.Code == "57014": // query_canceled: our statement_timeout

@@ -107,6 +107,8 @@ type Store interface {
 	Query(ctx context.Context, sql string, args []any, opts QueryOptions) (*Result, error)
 	// Writer loads and updates the base tables.
 	Writer() Writer
+	// Collector stores the metric values the browser extension collects (diy_crx_metrics).
+	Collector() Collector
 	// Close releases the store's own connections (the PostgreSQL pool is the caller's).
 	Close() error
 }
@@ -117,6 +119,26 @@ type QueryOptions struct {
 	MaxRows int
 	// Timeout bounds the query's execution.
 	Timeout time.Duration
+	// Untrusted, when set, marks SQL written by someone else and already checked and
+	// rewritten by internal/sqlsandbox: the store adds its defences in depth and reports
+	// the statement's own errors as the author's (400 with the server's message) instead
+	// of as bugs.
+	Untrusted *Untrusted
+}
+
+// Untrusted are the extra bounds of a sandboxed query.
+type Untrusted struct {
+	// Pool (PostgreSQL) holds connections logged in as the sandbox role, so that even the
+	// session user cannot switch back to the platform's role; nil uses the store's pool.
+	Pool *pgxpool.Pool
+	// Role (PostgreSQL) is the role the statement runs as (SET LOCAL ROLE), one that may
+	// only SELECT the analytics schema.
+	Role string
+	// MaxScanRows (ClickHouse) is max_rows_to_read: beyond it the query fails with 422.
+	MaxScanRows int64
+	// MaxCost (PostgreSQL) caps the planner's total cost estimate (EXPLAIN): a costlier
+	// statement is refused with 422 before it runs.
+	MaxCost float64
 }
 
 func (o QueryOptions) withDefaults() QueryOptions {
@@ -168,6 +190,18 @@ type Writer interface {
 	// of the base tables (planner statistics, visibility map for index-only scans),
 	// ClickHouse OPTIMIZE of the small dimension tables (collapses repeated keys).
 	Analyze(ctx context.Context) error
+}
+
+// Collector stores the metric values the browser extension collects, in the diy table
+// diy_crx_metrics (TableCollected, collected.go).
+type Collector interface {
+	// EnsureCollected creates diy_crx_metrics when missing (idempotent).
+	EnsureCollected(ctx context.Context) error
+	// InsertCollected stores collected values, skipping those whose key (tenant, shop,
+	// metric, stat time, dimensions) is already stored or repeated in rows; it returns how
+	// many it stored. PostgreSQL: one INSERT ... SELECT FROM unnest ... ON CONFLICT DO
+	// NOTHING. ClickHouse: see collected.go.
+	InsertCollected(ctx context.Context, rows []CollectedValue) (int, error)
 }
 
 // Open opens the store analyticsURL names: "" is the PostgreSQL schema analytics through
@@ -296,6 +330,19 @@ func timeoutError(limit time.Duration, cause error) error {
 func readOnlyError(cause error) error {
 	return &apperr.Error{Kind: apperr.KindForbidden,
 		Message: "analytical queries are read-only", Cause: cause}
+}
+
+// capError is the 422 of a sandboxed query beyond a scan or cost cap.
+func capError(format string, args ...any) error {
+	return apperr.New(apperr.KindRule, format, args...)
+}
+
+// authorError is the 400 of a sandboxed statement the server rejected: the author's
+// mistake, shown with the server's message.
+func authorError(msg string, cause error) error {
+	msg = apperr.Clip(msg, 500)
+	return &apperr.Error{Kind: apperr.KindInvalid, Message: "SQL error: " + msg, Cause: cause,
+		Violations: []apperr.FieldViolation{{Field: "sql", Rule: "sql.server", Message: msg}}}
 }
 
 // queryError is the 500 of a SQL error: compiled queries that fail are bugs.

@@ -70,13 +70,23 @@ type Option func(*app.Config)
 func Start(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
 	tier.Needs(t, "the platform (stack)")
+	return StartOn(t, NewDatabase(t), opts...)
+}
+
+// NewDatabase is a fresh test database migrated for the platform: the authentication
+// tables and the schemas of defs (every service when none is given).
+func NewDatabase(t testing.TB, defs ...service.Def) *pgtest.Database {
+	t.Helper()
+	if len(defs) == 0 {
+		defs = services.All()
+	}
 	sets := []postgres.Migrations{authn.Migrations()}
-	for _, d := range services.All() {
+	for _, d := range defs {
 		if d.Migrations != nil {
 			sets = append(sets, *d.Migrations)
 		}
 	}
-	return StartOn(t, pgtest.New(t, sets...), opts...)
+	return pgtest.New(t, sets...)
 }
 
 // StartOn runs the platform on an existing test database (for example to restart it).
@@ -99,13 +109,7 @@ func StartWith(t testing.TB, replace []service.Def, opts ...Option) *Stack {
 			}
 		}
 	}
-	sets := []postgres.Migrations{authn.Migrations()}
-	for _, d := range defs {
-		if d.Migrations != nil {
-			sets = append(sets, *d.Migrations)
-		}
-	}
-	return startDefs(t, pgtest.New(t, sets...), app.TargetAll, defs, opts...)
+	return startDefs(t, NewDatabase(t, defs...), app.TargetAll, defs, opts...)
 }
 
 // StartTargets runs the given targets (a --target list) on an existing test database.
@@ -143,13 +147,7 @@ func StartServices(t testing.TB, targets ...string) *Services {
 	if !slices.Contains(targets, "tenant") {
 		targets = append([]string{"tenant"}, targets...)
 	}
-	sets := []postgres.Migrations{authn.Migrations()}
-	for _, d := range services.All() {
-		if d.Migrations != nil {
-			sets = append(sets, *d.Migrations)
-		}
-	}
-	st := startDefs(t, pgtest.New(t, sets...), strings.Join(targets, ","), services.All())
+	st := startDefs(t, NewDatabase(t), strings.Join(targets, ","), services.All())
 	s := &Services{Conn: st.Conn, DB: st.DB}
 	s.AdminToken = s.Login(t, "demo", "admin", AdminPassword)
 	s.Admin = WithToken(context.Background(), s.AdminToken)
@@ -227,6 +225,9 @@ func startDefs(t testing.TB, db *pgtest.Database, targets string, defs []service
 	st := &Stack{DB: db, HTTP: &http.Client{Timeout: 30 * time.Second}, GRPCAddr: addrs.GRPC}
 	if addrs.HTTP != "" {
 		st.BaseURL = "http://" + addrs.HTTP
+		if !cfg.AlwaysHTTP200 {
+			checkAnswers(t, st.HTTP) // openapi.go
+		}
 	}
 	var conn *grpc.ClientConn
 	if addrs.GRPC != "" {

@@ -26,6 +26,9 @@ func TestLevel1OnlyFromTheContract(t *testing.T) {
 		// constrained to field names
 		"sort", "json.sort", "json.update_mask",
 	}
+	// Free text the contract gained after the list was kept by hand: the passwords and the
+	// display name of administration (services/tenant/ADMIN.md).
+	added := []string{"json.admin_password", "json.current_password", "json.new_password", "json.nickname"}
 	handKeptNames := []string{`/^json\.current_user\./`}
 	// The contract's own names of fields the list meant: a formula's expression is
 	// json.config.formula.expression (CreateMetric) and json.metric.config.formula.expression
@@ -44,6 +47,7 @@ func TestLevel1OnlyFromTheContract(t *testing.T) {
 			want = append(want, a)
 		}
 	}
+	want = append(want, added...)
 	slices.Sort(want)
 	want = slices.Compact(want)
 	got := contractLevel1Only()

@@ -129,6 +129,7 @@ type WAF struct {
 	memo      *ruleMemo      // nil: no rule outcome is remembered
 	prune     *rulePrune     // nil: no rule is left out for the request's bytes
 	operators *operatorCache // nil: Coraza's own operators
+	verdicts  *verdictMemo   // nil: every request runs the rules
 	switches  switches
 	logger    *slog.Logger
 	limit     int64
@@ -172,6 +173,9 @@ func newWAF(cfg waf.Config, profile wafProfile, logger *slog.Logger) (*WAF, erro
 	if profile == profileShopMind {
 		m.skips, m.memo, m.prune = &ruleSkips{}, &ruleMemo{}, &rulePrune{cachesOff: &m.switches.cachesOff}
 		m.operators = &operatorCache{off: &m.switches.cachesOff}
+		if !strings.Contains(directives, "sampling_percentage") {
+			m.verdicts = newVerdictMemo() // sampling would make the verdict random
+		}
 	}
 	var root fs.FS = crsFS{pl: min(max(cfg.ParanoiaLevel, 1), 4), preset: presetTX(directives), coraza: profile == profileCorazaOperators,
 		skips: m.skips, memo: m.memo, prune: m.prune, operators: m.operators, tx: crsTXUsage(directives)}
@@ -203,16 +207,26 @@ func newWAF(cfg waf.Config, profile wafProfile, logger *slog.Logger) (*WAF, erro
 func (m *WAF) Inspect(r *http.Request) waf.Verdict { return m.inspect(r, nil) }
 
 // inspect is Inspect; matched, when not nil (tests), receives the ids of the rules that
-// matched. It opens a transaction, passes it the connection and the request line, reads the
+// matched (the verdict memo is then not used). A request whose inputs passed before passes
+// at once (verdictmemo.go). Otherwise it opens a transaction, passes it the connection and the request line, reads the
 // body, leaves out the rules the request cannot need, passes the headers, runs the request
-// phases and, when nothing blocked, remembers which rules did not match.
+// phases and, when nothing blocked, remembers which rules did not match and that the request
+// passed.
 func (m *WAF) inspect(r *http.Request, matched *[]int) waf.Verdict {
+	// The body is read before any rule runs (a refusal waits until phase 1 passed, as it
+	// would have come after it): leaving rules out needs its bytes, and so does the
+	// verdict memo's key.
+	reqBody, bodyErr := m.readBody(r)
+	var key [2]uint64
+	useVerdicts := m.verdicts != nil && matched == nil && bodyErr == nil && !m.switches.cachesOff.Load()
+	if useVerdicts {
+		if key = m.verdicts.key(r, reqBody); m.verdicts.passed(key) {
+			return waf.Verdict{}
+		}
+	}
 	tx := m.newTransaction(r)
 	defer closeTransaction(tx, matched)
 	uri, pathArgs := processRequestLine(tx, r)
-	// The body is read before any rule runs (a refusal waits until phase 1 passed, as it
-	// would have come after it): leaving rules out needs its bytes.
-	reqBody, bodyErr := m.readBody(r)
 	memo, in := m.leaveOutRules(tx, r, uri, pathArgs, reqBody)
 	defer putRequestBytes(in)
 	addRequestHeaders(tx, r)
@@ -220,6 +234,9 @@ func (m *WAF) inspect(r *http.Request, matched *[]int) waf.Verdict {
 		return v
 	}
 	m.rememberMisses(tx, memo)
+	if useVerdicts {
+		m.verdicts.remember(key)
+	}
 	return waf.Verdict{}
 }
 

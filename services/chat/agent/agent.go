@@ -1,10 +1,11 @@
 // Package agent is the chat service's agent runtime. Its contract (this file): an Agent
 // answers one user message, given the conversation's history, by emitting typed events
 // (text chunks, render and visualization events); the chat service stores and streams them
-// and closes the reply with done or error. Beside it: the tool registry and the four tools over the
-// analysis service, the LLM agent, the offline analyst and its question parser (periods in
-// the subpackage period), charts, and New, which builds the configured agent. AGENTS.md in
-// this folder says which file holds what.
+// and closes the reply with done or error. Beside it, shared by the agents: the events an
+// answer emits (Emitter, Thinking, Plan), the tool registry and the tools over the analysis
+// service. The agents live in subpackages (llmagent, offline; charts and period are their
+// helpers) and build.New assembles the configured one. AGENTS.md in this folder says which
+// package and file hold what.
 package agent
 
 import (

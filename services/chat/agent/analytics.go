@@ -36,18 +36,26 @@ func NewGRPCAnalytics(conn grpc.ClientConnInterface, timeout time.Duration) *GRP
 	return &GRPCAnalytics{metrics: analysisv1.NewMetricServiceClient(conn), query: analysisv1.NewQueryServiceClient(conn), timeout: timeout}
 }
 
-var errNoIdentity = errors.New("no caller identity: the analysis service is called on behalf of a signed-in user")
+// ErrNoIdentity is the failure of a call made without a signed-in caller.
+var ErrNoIdentity = errors.New("no caller identity: the analysis service is called on behalf of a signed-in user")
 
-func (g *GRPCAnalytics) outgoing(ctx context.Context) (context.Context, context.CancelFunc, error) {
+// AsCaller is the context of a call to another service on behalf of the caller in ctx
+// (authn.WithIdentity): the identity forwarded with authn.Outgoing (bearer token, x-env),
+// bounded by timeout when positive. ErrNoIdentity without a caller.
+func AsCaller(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc, error) {
 	if authn.FromContext(ctx) == nil {
-		return nil, nil, errNoIdentity
+		return nil, nil, ErrNoIdentity
 	}
 	ctx = authn.Outgoing(ctx)
-	if g.timeout > 0 {
-		c, cancel := context.WithTimeout(ctx, g.timeout)
+	if timeout > 0 {
+		c, cancel := context.WithTimeout(ctx, timeout)
 		return c, cancel, nil
 	}
 	return ctx, func() {}, nil
+}
+
+func (g *GRPCAnalytics) outgoing(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	return AsCaller(ctx, g.timeout)
 }
 
 // ListMetrics implements Analytics.
@@ -124,7 +132,7 @@ func (m MetricInfo) Label() string {
 func (m MetricInfo) LabelIn(zh bool) string {
 	if zh {
 		for _, s := range m.Synonyms {
-			if hasHan(s) {
+			if HasHan(s) {
 				return s
 			}
 		}
@@ -134,8 +142,8 @@ func (m MetricInfo) LabelIn(zh bool) string {
 
 var moneyWords = []string{"amount", "price", "cost", "value", "gmv", "revenue", "sales"}
 
-// metricInfos flattens ListMetrics' groups.
-func metricInfos(resp *analysisv1.ListMetricsResponse) []MetricInfo {
+// MetricInfos flattens ListMetrics' groups.
+func MetricInfos(resp *analysisv1.ListMetricsResponse) []MetricInfo {
 	var out []MetricInfo
 	for _, g := range resp.GetGroups() {
 		for _, m := range g.GetMetrics() {
@@ -209,11 +217,11 @@ func containsAny(s string, words []string) bool {
 	return false
 }
 
-// listMetrics fetches the caller's metrics.
-func listMetrics(ctx context.Context, a Analytics) ([]MetricInfo, error) {
+// FetchMetrics fetches the caller's metrics.
+func FetchMetrics(ctx context.Context, a Analytics) ([]MetricInfo, error) {
 	resp, err := a.ListMetrics(ctx, &analysisv1.ListMetricsRequest{})
 	if err != nil {
 		return nil, err
 	}
-	return metricInfos(resp), nil
+	return MetricInfos(resp), nil
 }

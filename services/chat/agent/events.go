@@ -28,8 +28,9 @@ const (
 	ComponentTaskPlan = "TaskPlanCard"
 )
 
-// emitter builds the events of one reply.
-type emitter struct {
+// Emitter builds the events of one reply: text chunks of one completion id, renders and
+// visualizations. The agents of the subpackages (llmagent, offline, team) share it.
+type Emitter struct {
 	emit    Emit
 	convID  string
 	chunkID string
@@ -39,8 +40,9 @@ type emitter struct {
 	text    []byte
 }
 
-func newEmitter(emit Emit, convID, model string, now time.Time) *emitter {
-	return &emitter{emit: emit, convID: convID, chunkID: "chatcmpl-" + randomHex(12), created: now.Unix(), model: model}
+// NewEmitter returns the emitter of one reply of model, created at now.
+func NewEmitter(emit Emit, convID, model string, now time.Time) *Emitter {
+	return &Emitter{emit: emit, convID: convID, chunkID: "chatcmpl-" + randomHex(12), created: now.Unix(), model: model}
 }
 
 func randomHex(n int) string {
@@ -49,7 +51,8 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func (e *emitter) chunk(content, finish string) error {
+// Chunk sends a chunk event with content and finish reason.
+func (e *Emitter) Chunk(content, finish string) error {
 	delta := &chatv2.ChunkDelta{Content: content}
 	if !e.started {
 		delta.Role = "assistant"
@@ -61,25 +64,26 @@ func (e *emitter) chunk(content, finish string) error {
 			Choices: []*chatv2.ChunkChoice{{Index: 0, Delta: delta, FinishReason: finish}}}}})
 }
 
-// text sends a text increment (nothing for an empty one).
-func (e *emitter) textDelta(s string) error {
+// TextDelta sends a text increment (nothing for an empty one).
+func (e *Emitter) TextDelta(s string) error {
 	if s == "" {
 		return nil
 	}
-	return e.chunk(s, "")
+	return e.Chunk(s, "")
 }
 
-// finish ends the text: the chat service sends the closing chunk (finish_reason "stop"),
+// Finish ends the text: the chat service sends the closing chunk (finish_reason "stop"),
 // so only another reason ("length": the loop bound) is sent, as an empty last chunk whose
 // finish_reason the service takes over.
-func (e *emitter) finish(reason string) error {
+func (e *Emitter) Finish(reason string) error {
 	if reason == "" || reason == "stop" {
 		return nil
 	}
-	return e.chunk("", reason)
+	return e.Chunk("", reason)
 }
 
-func (e *emitter) render(id, component string, props any) error {
+// Render sends a render event of component with props (a JSON object).
+func (e *Emitter) Render(id, component string, props any) error {
 	s, err := toStruct(props)
 	if err != nil {
 		return err
@@ -88,13 +92,20 @@ func (e *emitter) render(id, component string, props any) error {
 		Render: &chatv2.RenderEvent{Id: id, Component: component, Props: s}}})
 }
 
-func (e *emitter) visualization(v *chatv2.VisualizationEvent) error {
+// Visualization sends a visualization event (nothing for nil).
+func (e *Emitter) Visualization(v *chatv2.VisualizationEvent) error {
 	if v == nil {
 		return nil
 	}
 	return e.emit(&chatv2.SendMessageResponse{ConversationId: e.convID, Type: EventVisualization,
 		Event: &chatv2.SendMessageResponse_Visualization{Visualization: v}})
 }
+
+// Started reports whether a text chunk was sent.
+func (e *Emitter) Started() bool { return e.started }
+
+// Sent is the text sent so far.
+func (e *Emitter) Sent() string { return string(e.text) }
 
 // toStruct turns a JSON-marshalable value (an object) into a Struct.
 func toStruct(v any) (*structpb.Struct, error) {
@@ -130,52 +141,66 @@ const (
 	StatusError   = "error"
 )
 
-// thinking is a ThinkingProcess render updated in place (same id) as steps progress.
+// Thinking is a ThinkingProcess render updated in place (same id) as steps progress.
 // Props: {"title", "status", "steps": [{"title","detail","status","tool"}]}.
-type thinking struct {
-	e     *emitter
+type Thinking struct {
+	e     *Emitter
 	id    string
 	title string
-	steps []Step
+	// Steps are the lines shown; Done sends them as they are.
+	Steps []Step
 }
 
-func (t *thinking) props(status string) map[string]any {
-	return map[string]any{"title": t.title, "status": status, "steps": t.steps}
+// NewThinking returns a ThinkingProcess render with render id id (nothing is sent yet).
+func NewThinking(e *Emitter, id, title string) *Thinking {
+	return &Thinking{e: e, id: id, title: title}
 }
 
-func (t *thinking) add(s Step) error {
-	t.steps = append(t.steps, s)
-	return t.e.render(t.id, ComponentThinking, t.props(StatusRunning))
+func (t *Thinking) props(status string) map[string]any {
+	return map[string]any{"title": t.title, "status": status, "steps": t.Steps}
 }
 
-// update changes the last step.
-func (t *thinking) update(status, detail string) error {
-	if n := len(t.steps); n > 0 {
-		t.steps[n-1].Status = status
+// Add appends a step and sends the render (running).
+func (t *Thinking) Add(s Step) error {
+	t.Steps = append(t.Steps, s)
+	return t.e.Render(t.id, ComponentThinking, t.props(StatusRunning))
+}
+
+// Update changes the last step and sends the render.
+func (t *Thinking) Update(status, detail string) error {
+	if n := len(t.Steps); n > 0 {
+		t.Steps[n-1].Status = status
 		if detail != "" {
-			t.steps[n-1].Detail = detail
+			t.Steps[n-1].Detail = detail
 		}
 	}
-	return t.e.render(t.id, ComponentThinking, t.props(StatusRunning))
+	return t.e.Render(t.id, ComponentThinking, t.props(StatusRunning))
 }
 
-func (t *thinking) done(status string) error {
-	return t.e.render(t.id, ComponentThinking, t.props(status))
+// Done sends the render with the overall status (done or error).
+func (t *Thinking) Done(status string) error {
+	return t.e.Render(t.id, ComponentThinking, t.props(status))
 }
 
-// plan is a TaskPlanCard render. Props: {"title", "tasks": [{"id","title","status"}],
+// Plan is a TaskPlanCard render. Props: {"title", "tasks": [{"id","title","status","tool"}],
 // "completed", "total", "progress" (0..1)}.
-type plan struct {
-	e     *emitter
+type Plan struct {
+	e     *Emitter
 	id    string
 	title string
 	tasks []Step
 }
 
-func (p *plan) send() error {
+// NewPlan returns a TaskPlanCard render with render id id and its tasks (nothing is sent yet).
+func NewPlan(e *Emitter, id, title string, tasks []Step) *Plan {
+	return &Plan{e: e, id: id, title: title, tasks: tasks}
+}
+
+// Send sends the card as it is.
+func (p *Plan) Send() error {
 	done := 0
 	for _, t := range p.tasks {
-		if t.Status == StatusDone {
+		if t.Status == TaskDone {
 			done++
 		}
 	}
@@ -183,18 +208,27 @@ func (p *plan) send() error {
 	if len(p.tasks) > 0 {
 		progress = float64(done) / float64(len(p.tasks))
 	}
-	return p.e.render(p.id, ComponentTaskPlan, map[string]any{"title": p.title, "tasks": p.tasks,
+	return p.e.Render(p.id, ComponentTaskPlan, map[string]any{"title": p.title, "tasks": p.tasks,
 		"completed": done, "total": len(p.tasks), "progress": progress})
 }
 
-func (p *plan) set(id, status string) error {
+// Set changes a task's status and sends the card.
+func (p *Plan) Set(id, status string) error {
 	for i := range p.tasks {
 		if p.tasks[i].ID == id {
 			p.tasks[i].Status = status
 		}
 	}
-	return p.send()
+	return p.Send()
 }
+
+// Task states of a TaskPlanCard (Plan.Set): todo, then in_progress, then done or failed.
+const (
+	TaskTodo       = "todo"
+	TaskInProgress = "in_progress"
+	TaskDone       = "done"
+	TaskFailed     = "failed"
+)
 
 // Usage is the model token usage of a reply.
 type Usage struct {
@@ -226,7 +260,8 @@ func WithUsage(ctx context.Context, u *Usage) context.Context {
 	return context.WithValue(ctx, usageKey{}, u)
 }
 
-func usageFrom(ctx context.Context) *Usage {
+// UsageFrom is the Usage put in the context with WithUsage, or nil.
+func UsageFrom(ctx context.Context) *Usage {
 	u, _ := ctx.Value(usageKey{}).(*Usage)
 	return u
 }

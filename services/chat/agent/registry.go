@@ -41,6 +41,10 @@ type Tool interface {
 type ToolEnv struct {
 	// Request is the message being answered (identity, page info, user).
 	Request *Request
+	// Emitter, when set, is the reply's emitter: a tool may send render and visualization
+	// events through it (trigger_parallel_analysis sends its TaskPlanCard). Tools run on
+	// the answering goroutine, so they may use it directly.
+	Emitter *Emitter
 }
 
 // ToolResult is a tool's answer: Text, or else JSON marshalled into the content the model
@@ -86,6 +90,17 @@ func (r *Registry) Add(t Tool) {
 
 // Names lists the tools in registration order.
 func (r *Registry) Names() []string { return append([]string(nil), r.order...) }
+
+// Subset is a registry with the named tools of r (those it has), the same threshold.
+func (r *Registry) Subset(names ...string) *Registry {
+	out := NewRegistry(r.maxChars)
+	for _, n := range names {
+		if t, ok := r.tools[n]; ok {
+			out.Add(t)
+		}
+	}
+	return out
+}
 
 // Get returns a tool by name.
 func (r *Registry) Get(name string) (Tool, bool) {

@@ -43,7 +43,7 @@ func Tools(analytics Analytics, index *MetricIndex, now func() time.Time) []Tool
 
 func tenantOf(env *ToolEnv) (int64, error) {
 	if env == nil || env.Request == nil || env.Request.Identity == nil {
-		return 0, errNoIdentity
+		return 0, ErrNoIdentity
 	}
 	return env.Request.Identity.TenantID, nil
 }
@@ -96,7 +96,7 @@ func (t *searchIndicators) Call(ctx context.Context, env *ToolEnv, raw json.RawM
 	if strings.TrimSpace(args.Query) == "" {
 		return nil, errors.New("query is empty")
 	}
-	metrics, err := listMetrics(ctx, t.analytics)
+	metrics, err := FetchMetrics(ctx, t.analytics)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func resolvePeriod(a QueryArgs, now time.Time) (period.Period, error) {
 		}
 		return period.Period{Start: start, End: end.AddDate(0, 0, 1), Kind: "range"}, nil
 	case a.Period != "":
-		p, _, ok := period.Parse(spaceRun.ReplaceAllString(foldText(a.Period), " "), now)
+		p, _, ok := period.Parse(NormalizeText(a.Period), now)
 		if !ok {
 			return period.Period{}, fmt.Errorf("period %q is not understood; give start_date and end_date", a.Period)
 		}

@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"context"
@@ -6,164 +6,79 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
 	"github.com/shopmind/shopmind/services/chat/vector"
 )
 
-type echoTool struct {
-	out  string
-	fail error
-}
-
-func (t *echoTool) Name() string        { return "echo" }
-func (t *echoTool) Description() string { return "echoes" }
-func (t *echoTool) Parameters() *Schema {
-	return Object(map[string]*Schema{
-		"text":  {Type: "string", MaxLength: ptr(10)},
-		"n":     {Type: "integer", Minimum: ptr(1.0), Maximum: ptr(5.0)},
-		"mode":  {Type: "string", Enum: []any{"a", "b"}},
-		"items": {Type: "array", Items: &Schema{Type: "string"}, MaxItems: ptr(2)},
-	}, "text")
-}
-func (t *echoTool) Call(_ context.Context, _ *ToolEnv, args json.RawMessage) (*ToolResult, error) {
-	if t.fail != nil {
-		return nil, t.fail
+func d(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		panic(err)
 	}
-	if t.out != "" {
-		return &ToolResult{Text: t.out}, nil
-	}
-	var a map[string]any
-	_ = json.Unmarshal(args, &a)
-	return &ToolResult{JSON: map[string]any{"echo": a["text"]}}, nil
-}
-
-func errorOf(t *testing.T, content string) string {
-	t.Helper()
-	var m map[string]string
-	if err := json.Unmarshal([]byte(content), &m); err != nil || m["status"] != "error" {
-		t.Fatalf("not an error result: %s", content)
-	}
-	return m["message"]
-}
-
-func TestRegistry(t *testing.T) {
-	ctx := context.Background()
-	r := NewRegistry(40, &echoTool{})
-	content, res, err := r.Run(ctx, nil, "echo", `{"text":"hi","n":2,"mode":"a","items":["x"],"extra":true}`)
-	if err != nil || content != `{"echo":"hi"}` || res == nil {
-		t.Fatalf("%v %s", err, content)
-	}
-	for args, want := range map[string]string{
-		`{}`:                                 "text: is required",
-		`{"text":5}`:                         "text: must be a string",
-		`{"text":"01234567890"}`:             "at most 10 characters",
-		`{"text":"a","n":1.5}`:               "n: must be an integer",
-		`{"text":"a","n":9}`:                 "n: must be at most 5",
-		`{"text":"a","mode":"c"}`:            "mode: must be one of a, b",
-		`{"text":"a","items":[1]}`:           "items[0]: must be a string",
-		`{"text":"a","items":["a","b","c"]}`: "at most 2 items",
-		`[1]`:                                "must be an object",
-		`{"text":`:                           "not valid JSON",
-	} {
-		content, res, err := r.Run(ctx, nil, "echo", args)
-		if err == nil || res != nil || !strings.Contains(errorOf(t, content), want) {
-			t.Errorf("%s: %v %s", args, err, content)
-		}
-	}
-	content, _, err = r.Run(ctx, nil, "nope", `{}`)
-	if err == nil || !strings.Contains(errorOf(t, content), "unknown tool") {
-		t.Fatal(content)
-	}
-	// failures: {"status":"error","message":...}, gRPC messages without the code prefix
-	r = NewRegistry(40, &echoTool{fail: status.Error(codes.InvalidArgument, "bad metric")})
-	content, _, err = r.Run(ctx, nil, "echo", `{"text":"a"}`)
-	if err == nil || errorOf(t, content) != "bad metric" {
-		t.Fatal(content)
-	}
-	// truncation with a marker
-	long := strings.Repeat("销", 100)
-	r = NewRegistry(40, &echoTool{out: long})
-	content, _, _ = r.Run(ctx, nil, "echo", `{"text":"a"}`)
-	if !strings.HasPrefix(content, strings.Repeat("销", 40)) || !strings.Contains(content, TruncationMarker+" 40 of 100 characters shown]") {
-		t.Fatal(content)
-	}
-	if NewRegistry(0).maxChars != DefaultToolResultMaxChars {
-		t.Fatal("default threshold")
-	}
-	// definitions in the OpenAI shape
-	defs := NewRegistry(0, &echoTool{}).Definitions()
-	b, _ := json.Marshal(defs)
-	if !strings.Contains(string(b), `"type":"function","function":{"name":"echo","description":"echoes","parameters":{"type":"object"`) ||
-		!strings.Contains(string(b), `"required":["text"]`) {
-		t.Fatal(string(b))
-	}
-}
-
-func newTestTools(f *fakeAnalytics) *Registry {
-	index := NewMetricIndex(vector.NewMemory(), vector.NewHashEmbedder(256))
-	return NewRegistry(0, Tools(f, index, testClock)...)
+	return t
 }
 
 func TestBuiltinTools(t *testing.T) {
 	ctx := context.Background()
-	f := newFakeAnalytics()
-	r := newTestTools(f)
+	f := agenttest.NewFakeAnalytics()
+	r := agenttest.Tools(f)
 	page, _ := structpb.NewStruct(map[string]any{"route": "/analysis/sales", "title": "Sales overview", "shop_name": "Outlet Store",
 		"date_range": []any{"2026-11-01", "2026-11-21"}, "metrics": []any{"gmv", "order_count"}, "theme": "dark"})
-	env := &ToolEnv{Request: &Request{Identity: testIdentity(), CurrentPageInfo: page, CurrentUser: &chatv2.CurrentUser{Username: "alice"}}}
+	env := &agent.ToolEnv{Request: &agent.Request{Identity: agenttest.Identity(), CurrentPageInfo: page, CurrentUser: &chatv2.CurrentUser{Username: "alice"}}}
 	if got := r.Names(); strings.Join(got, ",") != "search_indicators,get_database_info,env_perception,query_metrics" {
 		t.Fatal(got)
 	}
 
-	content, _, err := r.Run(ctx, env, ToolSearchIndicators, `{"query":"销售额","top_k":2}`)
+	content, _, err := r.Run(ctx, env, agent.ToolSearchIndicators, `{"query":"销售额","top_k":2}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var si struct {
-		Indicators []IndicatorHit `json:"indicators"`
+		Indicators []agent.IndicatorHit `json:"indicators"`
 	}
 	_ = json.Unmarshal([]byte(content), &si)
 	if len(si.Indicators) != 2 || si.Indicators[0].Name != "gmv" || si.Indicators[0].Score < 0.99 || si.Indicators[0].Matched != "销售额" {
 		t.Fatalf("%s", content)
 	}
-	content, _, _ = r.Run(ctx, env, ToolSearchIndicators, `{"query":"orders by shop"}`)
+	content, _, _ = r.Run(ctx, env, agent.ToolSearchIndicators, `{"query":"orders by shop"}`)
 	_ = json.Unmarshal([]byte(content), &si)
 	if len(si.Indicators) != 5 || si.Indicators[0].Name != "order_count" {
 		t.Fatalf("%s", content)
 	}
 
-	content, _, err = r.Run(ctx, env, ToolGetDatabaseInfo, `{}`)
+	content, _, err = r.Run(ctx, env, agent.ToolGetDatabaseInfo, `{}`)
 	if err != nil || !strings.Contains(content, `"sql_rules"`) || !strings.Contains(content, "SELECT statements only") ||
 		!strings.Contains(content, `"basic_orders"`) || !strings.Contains(content, `"name":"shop"`) || !strings.Contains(content, "i_tenant_id") {
 		t.Fatalf("%v %s", err, content)
 	}
 
-	content, _, err = r.Run(ctx, env, ToolEnvPerception, `{}`)
+	content, _, err = r.Run(ctx, env, agent.ToolEnvPerception, `{}`)
 	for _, want := range []string{"user: alice", "page: Sales overview", "route: /analysis/sales", "shop: Outlet Store",
 		`date range: ["2026-11-01","2026-11-21"]`, `visible metrics: ["gmv","order_count"]`, "theme: dark"} {
 		if err != nil || !strings.Contains(content, want) {
 			t.Errorf("env_perception lacks %q: %s", want, content)
 		}
 	}
-	content, _, _ = r.Run(ctx, env, ToolEnvPerception, `{"current_page_info":{"route":"/goods"}}`)
+	content, _, _ = r.Run(ctx, env, agent.ToolEnvPerception, `{"current_page_info":{"route":"/goods"}}`)
 	if !strings.Contains(content, "route: /goods") || strings.Contains(content, "Outlet") {
 		t.Fatal(content)
 	}
-	content, _, _ = r.Run(ctx, &ToolEnv{Request: &Request{Identity: testIdentity()}}, ToolEnvPerception, `{}`)
+	content, _, _ = r.Run(ctx, &agent.ToolEnv{Request: &agent.Request{Identity: agenttest.Identity()}}, agent.ToolEnvPerception, `{}`)
 	if !strings.Contains(content, "No page information") {
 		t.Fatal(content)
 	}
 
-	content, res, err := r.Run(ctx, env, ToolQueryMetrics, `{"metrics":["gmv"],"dimensions":["shop"],"period":"last 7 days","top_n":2}`)
+	content, res, err := r.Run(ctx, env, agent.ToolQueryMetrics, `{"metrics":["gmv"],"dimensions":["shop"],"period":"last 7 days","top_n":2}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := res.Data.(*QueryOutcome)
+	out := res.Data.(*agent.QueryOutcome)
 	if out.Request.GetLimit() != 2 || !out.Request.GetStartTime().AsTime().Equal(d("2026-11-15")) || !out.Request.GetEndTime().AsTime().Equal(d("2026-11-22")) {
 		t.Fatalf("%v", out.Request)
 	}
@@ -176,9 +91,9 @@ func TestBuiltinTools(t *testing.T) {
 	if qm.RowCount != 2 || len(qm.Rows) != 2 || qm.Period["end_date"] != "2026-11-21" {
 		t.Fatal(content)
 	}
-	_, res, _ = r.Run(ctx, env, ToolQueryMetrics, `{"metrics":["units_sold"],"start_date":"2026-10-01","end_date":"2026-10-31","granularity":"week",
+	_, res, _ = r.Run(ctx, env, agent.ToolQueryMetrics, `{"metrics":["units_sold"],"start_date":"2026-10-01","end_date":"2026-10-31","granularity":"week",
 		"filters":[{"field":"platform","operator":"in","value":["jd","taobao"]}]}`)
-	req := res.Data.(*QueryOutcome).Request
+	req := res.Data.(*agent.QueryOutcome).Request
 	if !req.GetEndTime().AsTime().Equal(d("2026-11-01")) || req.GetTimeGranularity() != "week" || req.GetFilters()[0].GetValue().GetListValue() == nil {
 		t.Fatalf("%v", req)
 	}
@@ -190,14 +105,14 @@ func TestBuiltinTools(t *testing.T) {
 		`{"metrics":["nope"]}`: `unknown metric "nope"`,
 		`{"metrics":["gmv"],"dimensions":["category"]}`: "cannot be split by goods or category",
 	} {
-		content, _, err := r.Run(ctx, env, ToolQueryMetrics, args)
-		if err == nil || !strings.Contains(errorOf(t, content), want) {
+		content, _, err := r.Run(ctx, env, agent.ToolQueryMetrics, args)
+		if err == nil || !strings.Contains(agenttest.ErrorMessage(t, content), want) {
 			t.Errorf("%s: %s", args, content)
 		}
 	}
 	// without identity
-	content, _, err = r.Run(ctx, &ToolEnv{Request: &Request{}}, ToolQueryMetrics, `{"metrics":["gmv"]}`)
-	if !errors.Is(err, errNoIdentity) || !strings.Contains(content, "identity") {
+	content, _, err = r.Run(ctx, &agent.ToolEnv{Request: &agent.Request{}}, agent.ToolQueryMetrics, `{"metrics":["gmv"]}`)
+	if !errors.Is(err, agent.ErrNoIdentity) || !strings.Contains(content, "identity") {
 		t.Fatal(content)
 	}
 }
@@ -205,8 +120,8 @@ func TestBuiltinTools(t *testing.T) {
 func TestMetricIndexReindexes(t *testing.T) {
 	ctx := context.Background()
 	store := vector.NewMemory()
-	x := NewMetricIndex(store, vector.NewHashEmbedder(128))
-	metrics := metricInfos(demoMetricDefs())
+	x := agent.NewMetricIndex(store, vector.NewHashEmbedder(128))
+	metrics := agent.MetricInfos(agenttest.DemoMetricDefs())
 	hits, err := x.Search(ctx, 1, metrics, "客单价", 1)
 	if err != nil || len(hits) != 1 || hits[0].Metric.Name != "avg_order_value" {
 		t.Fatalf("%v %v", hits, err)

@@ -17,6 +17,8 @@ const (
 	DefaultChatSessionIdleTimeout = 30 * time.Minute
 	DefaultChatCleanupInterval    = 5 * time.Minute
 	DefaultChatPipelineTimeout    = 2 * time.Minute
+	DefaultChatWorkflowTimeout    = 10 * time.Minute
+	DefaultChatWorkflowLease      = time.Minute
 )
 
 // ChatConfig configures the chat service (the gateway reads the keep-alive of its event
@@ -35,6 +37,12 @@ type ChatConfig struct {
 	// PipelineTimeout bounds one reply of the agents, whether or not the client is still
 	// connected (SHOPMIND_CHAT_PIPELINE_TIMEOUT).
 	PipelineTimeout time.Duration
+	// WorkflowTimeout bounds one v1 workflow (SHOPMIND_CHAT_WORKFLOW_TIMEOUT).
+	WorkflowTimeout time.Duration
+	// WorkflowLease is how long a running workflow stays claimed by its process without a
+	// renewal; one whose process died is marked failed once it ran out
+	// (SHOPMIND_CHAT_WORKFLOW_LEASE, at least 3s).
+	WorkflowLease time.Duration
 }
 
 // loadChat reads the chat variables, appending a message naming the variable to errs for
@@ -46,6 +54,12 @@ func loadChat(getenv func(string) string, errs *[]string) ChatConfig {
 		SessionIdleTimeout: dur("SHOPMIND_CHAT_SESSION_IDLE_TIMEOUT", DefaultChatSessionIdleTimeout),
 		CleanupInterval:    dur("SHOPMIND_CHAT_CLEANUP_INTERVAL", DefaultChatCleanupInterval),
 		PipelineTimeout:    dur("SHOPMIND_CHAT_PIPELINE_TIMEOUT", DefaultChatPipelineTimeout),
+		WorkflowTimeout:    dur("SHOPMIND_CHAT_WORKFLOW_TIMEOUT", DefaultChatWorkflowTimeout),
+		WorkflowLease:      dur("SHOPMIND_CHAT_WORKFLOW_LEASE", DefaultChatWorkflowLease),
+	}
+	if c.WorkflowLease < 3*time.Second {
+		*errs = append(*errs, fmt.Sprintf("SHOPMIND_CHAT_WORKFLOW_LEASE: %s is shorter than 3s", c.WorkflowLease))
+		c.WorkflowLease = DefaultChatWorkflowLease
 	}
 	if v := getenv("SHOPMIND_CHAT_HISTORY_MESSAGES"); v != "" {
 		n, err := strconv.Atoi(v)

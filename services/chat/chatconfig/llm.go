@@ -24,6 +24,8 @@ const (
 	DefaultAgentMode             = "auto"
 	DefaultEmbeddingsTimeout     = 30 * time.Second
 	DefaultAgentAnalyticsTimeout = 30 * time.Second
+	DefaultTeamConcurrency       = 4
+	DefaultTeamTimeout           = 90 * time.Second
 )
 
 // LLMConfig configures the chat agents: the OpenAI-compatible model and embeddings
@@ -72,6 +74,17 @@ type LLMConfig struct {
 	ToolResultMaxChars int
 	// AnalyticsTimeout bounds each call to the analysis service (SHOPMIND_AGENT_ANALYTICS_TIMEOUT).
 	AnalyticsTimeout time.Duration
+	// TeamConcurrency bounds the experts of a parallel analysis running at once
+	// (SHOPMIND_AGENT_TEAM_CONCURRENCY).
+	TeamConcurrency int
+	// TeamTimeout is the deadline of each expert of a parallel analysis
+	// (SHOPMIND_AGENT_TEAM_TIMEOUT).
+	TeamTimeout time.Duration
+	// GraphStore is the knowledge graph's store: postgres or neo4j (SHOPMIND_GRAPH_STORE;
+	// default neo4j when SHOPMIND_NEO4J_URI is set, postgres otherwise).
+	GraphStore string
+	// Neo4jURI, Neo4jUser, Neo4jPassword, Neo4jDatabase locate Neo4j (SHOPMIND_NEO4J_*).
+	Neo4jURI, Neo4jUser, Neo4jPassword, Neo4jDatabase string
 
 	// VectorStore is postgres (embedded default, schema chatvec), qdrant or memory
 	// (SHOPMIND_VECTOR_STORE).
@@ -136,9 +149,29 @@ func loadLLM(getenv func(string) string, errs *[]string) LLMConfig {
 		MaxIterations:       num("SHOPMIND_AGENT_MAX_ITERATIONS", DefaultAgentMaxIterations, 1, 50),
 		ToolResultMaxChars:  num("SHOPMIND_AGENT_TOOL_RESULT_MAX_CHARS", DefaultAgentToolResultChars, 200, 1_000_000),
 		AnalyticsTimeout:    dur("SHOPMIND_AGENT_ANALYTICS_TIMEOUT", DefaultAgentAnalyticsTimeout),
+		TeamConcurrency:     num("SHOPMIND_AGENT_TEAM_CONCURRENCY", DefaultTeamConcurrency, 1, 16),
+		TeamTimeout:         dur("SHOPMIND_AGENT_TEAM_TIMEOUT", DefaultTeamTimeout),
+		Neo4jURI:            strings.TrimSpace(getenv("SHOPMIND_NEO4J_URI")),
+		Neo4jUser:           strings.TrimSpace(getenv("SHOPMIND_NEO4J_USER")),
+		Neo4jPassword:       getenv("SHOPMIND_NEO4J_PASSWORD"),
+		Neo4jDatabase:       strings.TrimSpace(getenv("SHOPMIND_NEO4J_DATABASE")),
 		QdrantAddr:          str("SHOPMIND_QDRANT_ADDR", ""),
 		QdrantAPIKey:        strings.TrimSpace(getenv("SHOPMIND_QDRANT_API_KEY")),
 		QdrantCollection:    str("SHOPMIND_QDRANT_COLLECTION", DefaultQdrantCollectionStem),
+	}
+	graphDefault := "postgres"
+	if c.Neo4jURI != "" {
+		graphDefault = "neo4j"
+	}
+	c.GraphStore = str("SHOPMIND_GRAPH_STORE", graphDefault)
+	switch c.GraphStore {
+	case "postgres":
+	case "neo4j":
+		if u, err := url.Parse(c.Neo4jURI); err != nil || c.Neo4jURI == "" || !strings.HasPrefix(u.Scheme, "bolt") && !strings.HasPrefix(u.Scheme, "neo4j") {
+			*errs = append(*errs, fmt.Sprintf("SHOPMIND_NEO4J_URI: %q is not a bolt:// or neo4j:// URI (SHOPMIND_GRAPH_STORE is neo4j)", c.Neo4jURI))
+		}
+	default:
+		*errs = append(*errs, fmt.Sprintf("SHOPMIND_GRAPH_STORE: %q is not postgres or neo4j", c.GraphStore))
 	}
 	switch c.AgentMode {
 	case "auto", "llm", "offline":

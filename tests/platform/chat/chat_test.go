@@ -417,8 +417,6 @@ func TestStreamV1(t *testing.T) {
 	if msgs := messages(t, s, convID, token); len(msgs) != 2 || msgs[1].Content != "v1 answer" {
 		t.Fatalf("v1 stored: %+v", msgs)
 	}
-	// Workflows belong to a later issue.
-	expect(t, s, "POST", "/api/v1/chat/workflows", `{"task_description":"analyse"}`, token, 501, "not implemented")
 }
 
 // Every refusal is an ordinary envelope before any stream starts, and the agent never runs.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
@@ -43,6 +44,8 @@ type DB struct {
 	Exec func(ctx context.Context, sql string) error
 	// URL is the analytics URL of the store ("" for PostgreSQL).
 	URL string
+	// Pool is the PostgreSQL database's pool (nil for ClickHouse).
+	Pool *pgxpool.Pool
 }
 
 // P is the dialect's n-th placeholder ($n or ?).
@@ -66,7 +69,7 @@ func Postgres(t testing.TB) *DB {
 	if err := store.EnsureSchema(ctx); err != nil {
 		t.Fatalf("warehousetest: postgres schema: %v", err)
 	}
-	return &DB{Store: store, Exec: func(ctx context.Context, sql string) error {
+	return &DB{Store: store, Pool: db.Pool, Exec: func(ctx context.Context, sql string) error {
 		_, err := db.Pool.Exec(ctx, "SET search_path = "+warehouse.PostgresSchema+"; "+sql)
 		return err
 	}}

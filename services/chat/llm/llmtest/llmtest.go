@@ -40,6 +40,10 @@ type Reply struct {
 	Usage *llm.Usage
 	// Delay waits before answering.
 	Delay time.Duration
+	// Match, when set, reserves the reply for a request whose system message contains it
+	// (concurrent agents with different instructions each get their own script); replies
+	// are otherwise taken in order, the first unused one that matches.
+	Match string
 }
 
 // Request is a recorded chat completions request.
@@ -57,7 +61,7 @@ type Server struct {
 	*httptest.Server
 	mu          sync.Mutex
 	replies     []Reply
-	next        int
+	used        []bool
 	requests    []Request
 	embeddings  [][]string
 	embedStatus int
@@ -73,13 +77,22 @@ func (s *Server) FailEmbeddings(status int) {
 // New starts a fake answering chat requests with replies in order; once they are spent,
 // every request gets a 500.
 func New(t testing.TB, replies ...Reply) *Server {
-	s := &Server{replies: replies}
+	s := &Server{replies: replies, used: make([]bool, len(replies))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("POST /v1/embeddings", s.embed)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// Add appends scripted replies (for scripts that depend on what the test learns after the
+// server started).
+func (s *Server) Add(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, replies...)
+	s.used = append(s.used, make([]bool, len(replies))...)
 }
 
 // BaseURL is the API root to configure clients with.
@@ -123,11 +136,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	req.Auth = r.Header.Get("Authorization")
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	var system string
+	if len(req.Messages) > 0 && req.Messages[0].Role == llm.RoleSystem {
+		system = req.Messages[0].Content
+	}
 	var rep Reply
-	ok := s.next < len(s.replies)
-	if ok {
-		rep = s.replies[s.next]
-		s.next++
+	ok := false
+	for i, r := range s.replies {
+		if !s.used[i] && (r.Match == "" || strings.Contains(system, r.Match)) {
+			rep, ok, s.used[i] = r, true, true
+			break
+		}
 	}
 	s.mu.Unlock()
 	if !ok {

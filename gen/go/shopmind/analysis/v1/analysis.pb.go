@@ -1849,6 +1849,625 @@ func (x *GenerateSqlResponse) GetDialect() string {
 	return ""
 }
 
+// ExecuteSqlRequest: one SELECT statement and the most rows to return.
+type ExecuteSqlRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The statement, in the analytics store's dialect (GetSqlSandbox.dialect): 1 to 20,000
+	// characters. A trailing semicolon is fine; a second statement is refused.
+	Sql string `protobuf:"bytes,1,opt,name=sql,proto3" json:"sql,omitempty"`
+	// Most rows to return, 0 to 100,000. 0 or a number above the sandbox's row cap takes the cap
+	// (GetSqlSandbox.max_rows).
+	MaxRows       int32 `protobuf:"varint,2,opt,name=max_rows,json=maxRows,proto3" json:"max_rows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteSqlRequest) Reset() {
+	*x = ExecuteSqlRequest{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteSqlRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteSqlRequest) ProtoMessage() {}
+
+func (x *ExecuteSqlRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteSqlRequest.ProtoReflect.Descriptor instead.
+func (*ExecuteSqlRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ExecuteSqlRequest) GetSql() string {
+	if x != nil {
+		return x.Sql
+	}
+	return ""
+}
+
+func (x *ExecuteSqlRequest) GetMaxRows() int32 {
+	if x != nil {
+		return x.MaxRows
+	}
+	return 0
+}
+
+// SqlColumn is one column of an ExecuteSql result.
+type SqlColumn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Column name, as the statement named it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Value type: string, integer, decimal, boolean or timestamp. In rows, integers and decimals
+	// are JSON numbers, timestamps RFC 3339 strings.
+	Type          string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SqlColumn) Reset() {
+	*x = SqlColumn{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SqlColumn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SqlColumn) ProtoMessage() {}
+
+func (x *SqlColumn) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SqlColumn.ProtoReflect.Descriptor instead.
+func (*SqlColumn) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SqlColumn) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SqlColumn) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+// ExecuteSqlResponse: the result and the statement that produced it.
+type ExecuteSqlResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Result columns, in row order.
+	Columns []*SqlColumn `protobuf:"bytes,1,rep,name=columns,proto3" json:"columns,omitempty"`
+	// Result rows; each row holds one value per column, in column order. null for missing values.
+	Rows []*structpb.ListValue `protobuf:"bytes,2,rep,name=rows,proto3" json:"rows,omitempty"`
+	// True when the statement had more rows than max_rows: only the first max_rows are returned.
+	Truncated bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// Execution time in the analytics store, in milliseconds.
+	ElapsedMs int64 `protobuf:"varint,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	// The statement that actually ran: the caller's, rewritten (every table reference reads only
+	// the caller's tenant; the LIMIT capped). On PostgreSQL the tenant is the parameter $1.
+	Sql string `protobuf:"bytes,5,opt,name=sql,proto3" json:"sql,omitempty"`
+	// Values bound to the placeholders of `sql`, in order (PostgreSQL; empty on ClickHouse, where
+	// the sandbox writes the tenant id into the statement as an integer).
+	Params []*structpb.Value `protobuf:"bytes,6,rep,name=params,proto3" json:"params,omitempty"`
+	// SQL dialect of the analytics store: "postgres" or "clickhouse".
+	Dialect       string `protobuf:"bytes,7,opt,name=dialect,proto3" json:"dialect,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecuteSqlResponse) Reset() {
+	*x = ExecuteSqlResponse{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecuteSqlResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecuteSqlResponse) ProtoMessage() {}
+
+func (x *ExecuteSqlResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecuteSqlResponse.ProtoReflect.Descriptor instead.
+func (*ExecuteSqlResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ExecuteSqlResponse) GetColumns() []*SqlColumn {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *ExecuteSqlResponse) GetRows() []*structpb.ListValue {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *ExecuteSqlResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *ExecuteSqlResponse) GetElapsedMs() int64 {
+	if x != nil {
+		return x.ElapsedMs
+	}
+	return 0
+}
+
+func (x *ExecuteSqlResponse) GetSql() string {
+	if x != nil {
+		return x.Sql
+	}
+	return ""
+}
+
+func (x *ExecuteSqlResponse) GetParams() []*structpb.Value {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+func (x *ExecuteSqlResponse) GetDialect() string {
+	if x != nil {
+		return x.Dialect
+	}
+	return ""
+}
+
+// GetSqlSandboxRequest has no fields.
+type GetSqlSandboxRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSqlSandboxRequest) Reset() {
+	*x = GetSqlSandboxRequest{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSqlSandboxRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSqlSandboxRequest) ProtoMessage() {}
+
+func (x *GetSqlSandboxRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSqlSandboxRequest.ProtoReflect.Descriptor instead.
+func (*GetSqlSandboxRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{29}
+}
+
+// GetSqlSandboxResponse: the rules and caps of ExecuteSql.
+type GetSqlSandboxResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// SQL dialect of the analytics store: "postgres" or "clickhouse".
+	Dialect string `protobuf:"bytes,1,opt,name=dialect,proto3" json:"dialect,omitempty"`
+	// Most rows one statement returns; more are cut and marked truncated.
+	MaxRows int32 `protobuf:"varint,2,opt,name=max_rows,json=maxRows,proto3" json:"max_rows,omitempty"`
+	// Time cap of one statement, in milliseconds (504 beyond it).
+	TimeoutMs int64 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// ClickHouse: most rows a statement may read (max_rows_to_read; 422 beyond it).
+	MaxScanRows int64 `protobuf:"varint,4,opt,name=max_scan_rows,json=maxScanRows,proto3" json:"max_scan_rows,omitempty"`
+	// PostgreSQL: the planner's cost estimate a statement may reach (422 beyond it).
+	MaxCost float64 `protobuf:"fixed64,5,opt,name=max_cost,json=maxCost,proto3" json:"max_cost,omitempty"`
+	// Tables a statement may read (each filtered to the caller's tenant).
+	Tables []string `protobuf:"bytes,6,rep,name=tables,proto3" json:"tables,omitempty"`
+	// Functions a statement may call.
+	Functions []string `protobuf:"bytes,7,rep,name=functions,proto3" json:"functions,omitempty"`
+	// The rules, one sentence each.
+	Rules         []string `protobuf:"bytes,8,rep,name=rules,proto3" json:"rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSqlSandboxResponse) Reset() {
+	*x = GetSqlSandboxResponse{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSqlSandboxResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSqlSandboxResponse) ProtoMessage() {}
+
+func (x *GetSqlSandboxResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSqlSandboxResponse.ProtoReflect.Descriptor instead.
+func (*GetSqlSandboxResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetSqlSandboxResponse) GetDialect() string {
+	if x != nil {
+		return x.Dialect
+	}
+	return ""
+}
+
+func (x *GetSqlSandboxResponse) GetMaxRows() int32 {
+	if x != nil {
+		return x.MaxRows
+	}
+	return 0
+}
+
+func (x *GetSqlSandboxResponse) GetTimeoutMs() int64 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+func (x *GetSqlSandboxResponse) GetMaxScanRows() int64 {
+	if x != nil {
+		return x.MaxScanRows
+	}
+	return 0
+}
+
+func (x *GetSqlSandboxResponse) GetMaxCost() float64 {
+	if x != nil {
+		return x.MaxCost
+	}
+	return 0
+}
+
+func (x *GetSqlSandboxResponse) GetTables() []string {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+func (x *GetSqlSandboxResponse) GetFunctions() []string {
+	if x != nil {
+		return x.Functions
+	}
+	return nil
+}
+
+func (x *GetSqlSandboxResponse) GetRules() []string {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+// CheckAnomaliesRequest: the metrics and the day to check.
+type CheckAnomaliesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Names of the metrics to check (Metric.name), 1 to 20, unique.
+	MetricNames []string `protobuf:"bytes,1,rep,name=metric_names,json=metricNames,proto3" json:"metric_names,omitempty"`
+	// The day checked: the day (UTC) containing this time. Unset: yesterday (UTC).
+	Day *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=day,proto3" json:"day,omitempty"`
+	// Days before `day` the baseline is computed over, 7 to 90. Unset: 28.
+	BaselineDays *int32 `protobuf:"varint,3,opt,name=baseline_days,json=baselineDays,proto3,oneof" json:"baseline_days,omitempty"`
+	// How many standard deviations from the baseline mean make an anomaly, 1 to 10. Unset: 3.
+	Threshold *float64 `protobuf:"fixed64,4,opt,name=threshold,proto3,oneof" json:"threshold,omitempty"`
+	// Filters applied to every metric (see PreviewQueryRequest.filters), at most 20.
+	Filters       []*Condition `protobuf:"bytes,5,rep,name=filters,proto3" json:"filters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckAnomaliesRequest) Reset() {
+	*x = CheckAnomaliesRequest{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckAnomaliesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckAnomaliesRequest) ProtoMessage() {}
+
+func (x *CheckAnomaliesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckAnomaliesRequest.ProtoReflect.Descriptor instead.
+func (*CheckAnomaliesRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *CheckAnomaliesRequest) GetMetricNames() []string {
+	if x != nil {
+		return x.MetricNames
+	}
+	return nil
+}
+
+func (x *CheckAnomaliesRequest) GetDay() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Day
+	}
+	return nil
+}
+
+func (x *CheckAnomaliesRequest) GetBaselineDays() int32 {
+	if x != nil && x.BaselineDays != nil {
+		return *x.BaselineDays
+	}
+	return 0
+}
+
+func (x *CheckAnomaliesRequest) GetThreshold() float64 {
+	if x != nil && x.Threshold != nil {
+		return *x.Threshold
+	}
+	return 0
+}
+
+func (x *CheckAnomaliesRequest) GetFilters() []*Condition {
+	if x != nil {
+		return x.Filters
+	}
+	return nil
+}
+
+// MetricAnomaly is the check of one metric.
+type MetricAnomaly struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The metric's name.
+	MetricName string `protobuf:"bytes,1,opt,name=metric_name,json=metricName,proto3" json:"metric_name,omitempty"`
+	// The metric's value on the day checked (0 when the day has no data).
+	Value float64 `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
+	// Mean of the baseline days' values.
+	BaselineMean float64 `protobuf:"fixed64,3,opt,name=baseline_mean,json=baselineMean,proto3" json:"baseline_mean,omitempty"`
+	// Sample standard deviation of the baseline days' values.
+	BaselineStddev float64 `protobuf:"fixed64,4,opt,name=baseline_stddev,json=baselineStddev,proto3" json:"baseline_stddev,omitempty"`
+	// Number of baseline days with a value (days without data count as 0 for sum and count
+	// metrics and are left out for the others).
+	BaselineDays int32 `protobuf:"varint,5,opt,name=baseline_days,json=baselineDays,proto3" json:"baseline_days,omitempty"`
+	// (value - mean) / stddev; 0 when stddev is 0.
+	ZScore float64 `protobuf:"fixed64,6,opt,name=z_score,json=zScore,proto3" json:"z_score,omitempty"`
+	// True when the day stands out: |z_score| beyond the threshold, or, when the baseline is
+	// constant, a value more than 50% away from it. Never with fewer than 7 baseline days.
+	Anomaly bool `protobuf:"varint,7,opt,name=anomaly,proto3" json:"anomaly,omitempty"`
+	// "up" or "down" for an anomaly, empty otherwise.
+	Direction     string `protobuf:"bytes,8,opt,name=direction,proto3" json:"direction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricAnomaly) Reset() {
+	*x = MetricAnomaly{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricAnomaly) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricAnomaly) ProtoMessage() {}
+
+func (x *MetricAnomaly) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricAnomaly.ProtoReflect.Descriptor instead.
+func (*MetricAnomaly) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *MetricAnomaly) GetMetricName() string {
+	if x != nil {
+		return x.MetricName
+	}
+	return ""
+}
+
+func (x *MetricAnomaly) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *MetricAnomaly) GetBaselineMean() float64 {
+	if x != nil {
+		return x.BaselineMean
+	}
+	return 0
+}
+
+func (x *MetricAnomaly) GetBaselineStddev() float64 {
+	if x != nil {
+		return x.BaselineStddev
+	}
+	return 0
+}
+
+func (x *MetricAnomaly) GetBaselineDays() int32 {
+	if x != nil {
+		return x.BaselineDays
+	}
+	return 0
+}
+
+func (x *MetricAnomaly) GetZScore() float64 {
+	if x != nil {
+		return x.ZScore
+	}
+	return 0
+}
+
+func (x *MetricAnomaly) GetAnomaly() bool {
+	if x != nil {
+		return x.Anomaly
+	}
+	return false
+}
+
+func (x *MetricAnomaly) GetDirection() string {
+	if x != nil {
+		return x.Direction
+	}
+	return ""
+}
+
+// CheckAnomaliesResponse: one entry per metric, in request order.
+type CheckAnomaliesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The day checked (00:00 UTC).
+	Day *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=day,proto3" json:"day,omitempty"`
+	// The checks.
+	Metrics []*MetricAnomaly `protobuf:"bytes,2,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	// Number of metric_alert notifications published by this call (repeats of an earlier call
+	// for the same metric and day are not published again).
+	Notified      int32 `protobuf:"varint,3,opt,name=notified,proto3" json:"notified,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckAnomaliesResponse) Reset() {
+	*x = CheckAnomaliesResponse{}
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckAnomaliesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckAnomaliesResponse) ProtoMessage() {}
+
+func (x *CheckAnomaliesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_analysis_v1_analysis_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckAnomaliesResponse.ProtoReflect.Descriptor instead.
+func (*CheckAnomaliesResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_analysis_v1_analysis_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *CheckAnomaliesResponse) GetDay() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Day
+	}
+	return nil
+}
+
+func (x *CheckAnomaliesResponse) GetMetrics() []*MetricAnomaly {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *CheckAnomaliesResponse) GetNotified() int32 {
+	if x != nil {
+		return x.Notified
+	}
+	return 0
+}
+
 var File_shopmind_analysis_v1_analysis_proto protoreflect.FileDescriptor
 
 const file_shopmind_analysis_v1_analysis_proto_rawDesc = "" +
@@ -2007,17 +2626,70 @@ const file_shopmind_analysis_v1_analysis_proto_rawDesc = "" +
 	"\x13GenerateSqlResponse\x12\x10\n" +
 	"\x03sql\x18\x01 \x01(\tR\x03sql\x12.\n" +
 	"\x06params\x18\x02 \x03(\v2\x16.google.protobuf.ValueR\x06params\x12\x18\n" +
-	"\adialect\x18\x03 \x01(\tR\adialect2\xbb\x05\n" +
+	"\adialect\x18\x03 \x01(\tR\adialect\"^\n" +
+	"\x11ExecuteSqlRequest\x12!\n" +
+	"\x03sql\x18\x01 \x01(\tB\x0f\xbaH\br\x06\x10\x01\x18\xa0\x9c\x01\xe8\x9a'\x04R\x03sql\x12&\n" +
+	"\bmax_rows\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\amaxRows\"3\n" +
+	"\tSqlColumn\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\"\x98\x02\n" +
+	"\x12ExecuteSqlResponse\x129\n" +
+	"\acolumns\x18\x01 \x03(\v2\x1f.shopmind.analysis.v1.SqlColumnR\acolumns\x12.\n" +
+	"\x04rows\x18\x02 \x03(\v2\x1a.google.protobuf.ListValueR\x04rows\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x1d\n" +
+	"\n" +
+	"elapsed_ms\x18\x04 \x01(\x03R\telapsedMs\x12\x10\n" +
+	"\x03sql\x18\x05 \x01(\tR\x03sql\x12.\n" +
+	"\x06params\x18\x06 \x03(\v2\x16.google.protobuf.ValueR\x06params\x12\x18\n" +
+	"\adialect\x18\a \x01(\tR\adialect\"\x16\n" +
+	"\x14GetSqlSandboxRequest\"\xf6\x01\n" +
+	"\x15GetSqlSandboxResponse\x12\x18\n" +
+	"\adialect\x18\x01 \x01(\tR\adialect\x12\x19\n" +
+	"\bmax_rows\x18\x02 \x01(\x05R\amaxRows\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\x03R\ttimeoutMs\x12\"\n" +
+	"\rmax_scan_rows\x18\x04 \x01(\x03R\vmaxScanRows\x12\x19\n" +
+	"\bmax_cost\x18\x05 \x01(\x01R\amaxCost\x12\x16\n" +
+	"\x06tables\x18\x06 \x03(\tR\x06tables\x12\x1c\n" +
+	"\tfunctions\x18\a \x03(\tR\tfunctions\x12\x14\n" +
+	"\x05rules\x18\b \x03(\tR\x05rules\"\xe8\x02\n" +
+	"\x15CheckAnomaliesRequest\x12K\n" +
+	"\fmetric_names\x18\x01 \x03(\tB(\xbaH%\x92\x01\"\b\x01\x10\x14\x18\x01\"\x1ar\x182\x16^[a-z][a-z0-9_]{0,63}$R\vmetricNames\x12,\n" +
+	"\x03day\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x03day\x123\n" +
+	"\rbaseline_days\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18Z(\aH\x00R\fbaselineDays\x88\x01\x01\x12:\n" +
+	"\tthreshold\x18\x04 \x01(\x01B\x17\xbaH\x14\x12\x12\x19\x00\x00\x00\x00\x00\x00$@)\x00\x00\x00\x00\x00\x00\xf0?H\x01R\tthreshold\x88\x01\x01\x12C\n" +
+	"\afilters\x18\x05 \x03(\v2\x1f.shopmind.analysis.v1.ConditionB\b\xbaH\x05\x92\x01\x02\x10\x14R\afiltersB\x10\n" +
+	"\x0e_baseline_daysB\f\n" +
+	"\n" +
+	"_threshold\"\x8a\x02\n" +
+	"\rMetricAnomaly\x12\x1f\n" +
+	"\vmetric_name\x18\x01 \x01(\tR\n" +
+	"metricName\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\x12#\n" +
+	"\rbaseline_mean\x18\x03 \x01(\x01R\fbaselineMean\x12'\n" +
+	"\x0fbaseline_stddev\x18\x04 \x01(\x01R\x0ebaselineStddev\x12#\n" +
+	"\rbaseline_days\x18\x05 \x01(\x05R\fbaselineDays\x12\x17\n" +
+	"\az_score\x18\x06 \x01(\x01R\x06zScore\x12\x18\n" +
+	"\aanomaly\x18\a \x01(\bR\aanomaly\x12\x1c\n" +
+	"\tdirection\x18\b \x01(\tR\tdirection\"\xa1\x01\n" +
+	"\x16CheckAnomaliesResponse\x12,\n" +
+	"\x03day\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x03day\x12=\n" +
+	"\ametrics\x18\x02 \x03(\v2#.shopmind.analysis.v1.MetricAnomalyR\ametrics\x12\x1a\n" +
+	"\bnotified\x18\x03 \x01(\x05R\bnotified2\xbb\x05\n" +
 	"\rMetricService\x12\x9f\x01\n" +
 	"\vListMetrics\x12(.shopmind.analysis.v1.ListMetricsRequest\x1a).shopmind.analysis.v1.ListMetricsResponse\";ʔ'\x16\x12\x14analysis:metric:list\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/v1/analytics/metrics\x12\xac\x01\n" +
 	"\fCreateMetric\x12).shopmind.analysis.v1.CreateMetricRequest\x1a*.shopmind.analysis.v1.CreateMetricResponse\"Eʔ'\x18\x12\x16analysis:metric:create\x82\xd3\xe4\x93\x02#:\x06metric\"\x19/api/v1/analytics/metrics\x12\xac\x01\n" +
 	"\fUpdateMetric\x12).shopmind.analysis.v1.UpdateMetricRequest\x1a*.shopmind.analysis.v1.UpdateMetricResponse\"Eʔ'\x18\x12\x16analysis:metric:update\x82\xd3\xe4\x93\x02#:\x01*\x1a\x1e/api/v1/analytics/metrics/{id}\x12\xa9\x01\n" +
-	"\fDeleteMetric\x12).shopmind.analysis.v1.DeleteMetricRequest\x1a*.shopmind.analysis.v1.DeleteMetricResponse\"Bʔ'\x18\x12\x16analysis:metric:delete\x82\xd3\xe4\x93\x02 *\x1e/api/v1/analytics/metrics/{id}2\xf3\x03\n" +
+	"\fDeleteMetric\x12).shopmind.analysis.v1.DeleteMetricRequest\x1a*.shopmind.analysis.v1.DeleteMetricResponse\"Bʔ'\x18\x12\x16analysis:metric:delete\x82\xd3\xe4\x93\x02 *\x1e/api/v1/analytics/metrics/{id}2\xf6\a\n" +
 	"\fQueryService\x12\x97\x01\n" +
 	"\n" +
 	"GetCatalog\x12'.shopmind.analysis.v1.GetCatalogRequest\x1a(.shopmind.analysis.v1.GetCatalogResponse\"6ʔ'\x16\x12\x14analysis:catalog:get\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/anls/catalog\x12\xa8\x01\n" +
 	"\fPreviewQuery\x12).shopmind.analysis.v1.PreviewQueryRequest\x1a*.shopmind.analysis.v1.PreviewQueryResponse\"Aʔ'\x18\x12\x16analysis:query:preview\x82\xd3\xe4\x93\x02\x1f:\x01*\"\x1a/api/v1/anls/query/preview\x12\x9d\x01\n" +
-	"\vGenerateSql\x12(.shopmind.analysis.v1.GenerateSqlRequest\x1a).shopmind.analysis.v1.GenerateSqlResponse\"9ʔ'\x14\x12\x12analysis:query:sql\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/api/v1/anls/query/sqlBEZCgithub.com/shopmind/shopmind/gen/go/shopmind/analysis/v1;analysisv1b\x06proto3"
+	"\vGenerateSql\x12(.shopmind.analysis.v1.GenerateSqlRequest\x1a).shopmind.analysis.v1.GenerateSqlResponse\"9ʔ'\x14\x12\x12analysis:query:sql\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/api/v1/anls/query/sql\x12\xa2\x01\n" +
+	"\n" +
+	"ExecuteSql\x12'.shopmind.analysis.v1.ExecuteSqlRequest\x1a(.shopmind.analysis.v1.ExecuteSqlResponse\"Aʔ'\x18\x12\x16analysis:query:execute\x82\xd3\xe4\x93\x02\x1f:\x01*\"\x1a/api/v1/anls/query/execute\x12\xa8\x01\n" +
+	"\rGetSqlSandbox\x12*.shopmind.analysis.v1.GetSqlSandboxRequest\x1a+.shopmind.analysis.v1.GetSqlSandboxResponse\">ʔ'\x18\x12\x16analysis:query:execute\x82\xd3\xe4\x93\x02\x1c\x12\x1a/api/v1/anls/query/sandbox\x12\xb0\x01\n" +
+	"\x0eCheckAnomalies\x12+.shopmind.analysis.v1.CheckAnomaliesRequest\x1a,.shopmind.analysis.v1.CheckAnomaliesResponse\"Cʔ'\x18\x12\x16analysis:anomaly:check\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/api/v1/anls/anomalies/checkBEZCgithub.com/shopmind/shopmind/gen/go/shopmind/analysis/v1;analysisv1b\x06proto3"
 
 var (
 	file_shopmind_analysis_v1_analysis_proto_rawDescOnce sync.Once
@@ -2031,89 +2703,110 @@ func file_shopmind_analysis_v1_analysis_proto_rawDescGZIP() []byte {
 	return file_shopmind_analysis_v1_analysis_proto_rawDescData
 }
 
-var file_shopmind_analysis_v1_analysis_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_shopmind_analysis_v1_analysis_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_shopmind_analysis_v1_analysis_proto_goTypes = []any{
-	(*Metric)(nil),                // 0: shopmind.analysis.v1.Metric
-	(*MetricConfig)(nil),          // 1: shopmind.analysis.v1.MetricConfig
-	(*DerivedConfig)(nil),         // 2: shopmind.analysis.v1.DerivedConfig
-	(*OrderConfig)(nil),           // 3: shopmind.analysis.v1.OrderConfig
-	(*FormulaConfig)(nil),         // 4: shopmind.analysis.v1.FormulaConfig
-	(*Condition)(nil),             // 5: shopmind.analysis.v1.Condition
-	(*MetricGroup)(nil),           // 6: shopmind.analysis.v1.MetricGroup
-	(*ListMetricsRequest)(nil),    // 7: shopmind.analysis.v1.ListMetricsRequest
-	(*ListMetricsResponse)(nil),   // 8: shopmind.analysis.v1.ListMetricsResponse
-	(*CreateMetricRequest)(nil),   // 9: shopmind.analysis.v1.CreateMetricRequest
-	(*CreateMetricResponse)(nil),  // 10: shopmind.analysis.v1.CreateMetricResponse
-	(*UpdateMetricRequest)(nil),   // 11: shopmind.analysis.v1.UpdateMetricRequest
-	(*UpdateMetricResponse)(nil),  // 12: shopmind.analysis.v1.UpdateMetricResponse
-	(*DeleteMetricRequest)(nil),   // 13: shopmind.analysis.v1.DeleteMetricRequest
-	(*DeleteMetricResponse)(nil),  // 14: shopmind.analysis.v1.DeleteMetricResponse
-	(*CatalogColumn)(nil),         // 15: shopmind.analysis.v1.CatalogColumn
-	(*CatalogTable)(nil),          // 16: shopmind.analysis.v1.CatalogTable
-	(*CatalogDimension)(nil),      // 17: shopmind.analysis.v1.CatalogDimension
-	(*GetCatalogRequest)(nil),     // 18: shopmind.analysis.v1.GetCatalogRequest
-	(*GetCatalogResponse)(nil),    // 19: shopmind.analysis.v1.GetCatalogResponse
-	(*QuerySort)(nil),             // 20: shopmind.analysis.v1.QuerySort
-	(*ResultColumn)(nil),          // 21: shopmind.analysis.v1.ResultColumn
-	(*PreviewQueryRequest)(nil),   // 22: shopmind.analysis.v1.PreviewQueryRequest
-	(*PreviewQueryResponse)(nil),  // 23: shopmind.analysis.v1.PreviewQueryResponse
-	(*GenerateSqlRequest)(nil),    // 24: shopmind.analysis.v1.GenerateSqlRequest
-	(*GenerateSqlResponse)(nil),   // 25: shopmind.analysis.v1.GenerateSqlResponse
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
-	(*structpb.Value)(nil),        // 27: google.protobuf.Value
-	(*fieldmaskpb.FieldMask)(nil), // 28: google.protobuf.FieldMask
-	(*structpb.ListValue)(nil),    // 29: google.protobuf.ListValue
+	(*Metric)(nil),                 // 0: shopmind.analysis.v1.Metric
+	(*MetricConfig)(nil),           // 1: shopmind.analysis.v1.MetricConfig
+	(*DerivedConfig)(nil),          // 2: shopmind.analysis.v1.DerivedConfig
+	(*OrderConfig)(nil),            // 3: shopmind.analysis.v1.OrderConfig
+	(*FormulaConfig)(nil),          // 4: shopmind.analysis.v1.FormulaConfig
+	(*Condition)(nil),              // 5: shopmind.analysis.v1.Condition
+	(*MetricGroup)(nil),            // 6: shopmind.analysis.v1.MetricGroup
+	(*ListMetricsRequest)(nil),     // 7: shopmind.analysis.v1.ListMetricsRequest
+	(*ListMetricsResponse)(nil),    // 8: shopmind.analysis.v1.ListMetricsResponse
+	(*CreateMetricRequest)(nil),    // 9: shopmind.analysis.v1.CreateMetricRequest
+	(*CreateMetricResponse)(nil),   // 10: shopmind.analysis.v1.CreateMetricResponse
+	(*UpdateMetricRequest)(nil),    // 11: shopmind.analysis.v1.UpdateMetricRequest
+	(*UpdateMetricResponse)(nil),   // 12: shopmind.analysis.v1.UpdateMetricResponse
+	(*DeleteMetricRequest)(nil),    // 13: shopmind.analysis.v1.DeleteMetricRequest
+	(*DeleteMetricResponse)(nil),   // 14: shopmind.analysis.v1.DeleteMetricResponse
+	(*CatalogColumn)(nil),          // 15: shopmind.analysis.v1.CatalogColumn
+	(*CatalogTable)(nil),           // 16: shopmind.analysis.v1.CatalogTable
+	(*CatalogDimension)(nil),       // 17: shopmind.analysis.v1.CatalogDimension
+	(*GetCatalogRequest)(nil),      // 18: shopmind.analysis.v1.GetCatalogRequest
+	(*GetCatalogResponse)(nil),     // 19: shopmind.analysis.v1.GetCatalogResponse
+	(*QuerySort)(nil),              // 20: shopmind.analysis.v1.QuerySort
+	(*ResultColumn)(nil),           // 21: shopmind.analysis.v1.ResultColumn
+	(*PreviewQueryRequest)(nil),    // 22: shopmind.analysis.v1.PreviewQueryRequest
+	(*PreviewQueryResponse)(nil),   // 23: shopmind.analysis.v1.PreviewQueryResponse
+	(*GenerateSqlRequest)(nil),     // 24: shopmind.analysis.v1.GenerateSqlRequest
+	(*GenerateSqlResponse)(nil),    // 25: shopmind.analysis.v1.GenerateSqlResponse
+	(*ExecuteSqlRequest)(nil),      // 26: shopmind.analysis.v1.ExecuteSqlRequest
+	(*SqlColumn)(nil),              // 27: shopmind.analysis.v1.SqlColumn
+	(*ExecuteSqlResponse)(nil),     // 28: shopmind.analysis.v1.ExecuteSqlResponse
+	(*GetSqlSandboxRequest)(nil),   // 29: shopmind.analysis.v1.GetSqlSandboxRequest
+	(*GetSqlSandboxResponse)(nil),  // 30: shopmind.analysis.v1.GetSqlSandboxResponse
+	(*CheckAnomaliesRequest)(nil),  // 31: shopmind.analysis.v1.CheckAnomaliesRequest
+	(*MetricAnomaly)(nil),          // 32: shopmind.analysis.v1.MetricAnomaly
+	(*CheckAnomaliesResponse)(nil), // 33: shopmind.analysis.v1.CheckAnomaliesResponse
+	(*timestamppb.Timestamp)(nil),  // 34: google.protobuf.Timestamp
+	(*structpb.Value)(nil),         // 35: google.protobuf.Value
+	(*fieldmaskpb.FieldMask)(nil),  // 36: google.protobuf.FieldMask
+	(*structpb.ListValue)(nil),     // 37: google.protobuf.ListValue
 }
 var file_shopmind_analysis_v1_analysis_proto_depIdxs = []int32{
 	1,  // 0: shopmind.analysis.v1.Metric.config:type_name -> shopmind.analysis.v1.MetricConfig
-	26, // 1: shopmind.analysis.v1.Metric.created_at:type_name -> google.protobuf.Timestamp
-	26, // 2: shopmind.analysis.v1.Metric.updated_at:type_name -> google.protobuf.Timestamp
+	34, // 1: shopmind.analysis.v1.Metric.created_at:type_name -> google.protobuf.Timestamp
+	34, // 2: shopmind.analysis.v1.Metric.updated_at:type_name -> google.protobuf.Timestamp
 	2,  // 3: shopmind.analysis.v1.MetricConfig.derived:type_name -> shopmind.analysis.v1.DerivedConfig
 	3,  // 4: shopmind.analysis.v1.MetricConfig.order:type_name -> shopmind.analysis.v1.OrderConfig
 	4,  // 5: shopmind.analysis.v1.MetricConfig.formula:type_name -> shopmind.analysis.v1.FormulaConfig
 	5,  // 6: shopmind.analysis.v1.OrderConfig.query_condition:type_name -> shopmind.analysis.v1.Condition
-	27, // 7: shopmind.analysis.v1.Condition.value:type_name -> google.protobuf.Value
+	35, // 7: shopmind.analysis.v1.Condition.value:type_name -> google.protobuf.Value
 	0,  // 8: shopmind.analysis.v1.MetricGroup.metrics:type_name -> shopmind.analysis.v1.Metric
 	6,  // 9: shopmind.analysis.v1.ListMetricsResponse.groups:type_name -> shopmind.analysis.v1.MetricGroup
 	0,  // 10: shopmind.analysis.v1.CreateMetricRequest.metric:type_name -> shopmind.analysis.v1.Metric
 	0,  // 11: shopmind.analysis.v1.CreateMetricResponse.metric:type_name -> shopmind.analysis.v1.Metric
 	0,  // 12: shopmind.analysis.v1.UpdateMetricRequest.metric:type_name -> shopmind.analysis.v1.Metric
-	28, // 13: shopmind.analysis.v1.UpdateMetricRequest.update_mask:type_name -> google.protobuf.FieldMask
+	36, // 13: shopmind.analysis.v1.UpdateMetricRequest.update_mask:type_name -> google.protobuf.FieldMask
 	0,  // 14: shopmind.analysis.v1.UpdateMetricResponse.metric:type_name -> shopmind.analysis.v1.Metric
 	15, // 15: shopmind.analysis.v1.CatalogTable.columns:type_name -> shopmind.analysis.v1.CatalogColumn
 	16, // 16: shopmind.analysis.v1.GetCatalogResponse.tables:type_name -> shopmind.analysis.v1.CatalogTable
 	17, // 17: shopmind.analysis.v1.GetCatalogResponse.dimensions:type_name -> shopmind.analysis.v1.CatalogDimension
-	26, // 18: shopmind.analysis.v1.PreviewQueryRequest.start_time:type_name -> google.protobuf.Timestamp
-	26, // 19: shopmind.analysis.v1.PreviewQueryRequest.end_time:type_name -> google.protobuf.Timestamp
+	34, // 18: shopmind.analysis.v1.PreviewQueryRequest.start_time:type_name -> google.protobuf.Timestamp
+	34, // 19: shopmind.analysis.v1.PreviewQueryRequest.end_time:type_name -> google.protobuf.Timestamp
 	5,  // 20: shopmind.analysis.v1.PreviewQueryRequest.filters:type_name -> shopmind.analysis.v1.Condition
 	20, // 21: shopmind.analysis.v1.PreviewQueryRequest.sort:type_name -> shopmind.analysis.v1.QuerySort
 	21, // 22: shopmind.analysis.v1.PreviewQueryResponse.columns:type_name -> shopmind.analysis.v1.ResultColumn
-	29, // 23: shopmind.analysis.v1.PreviewQueryResponse.rows:type_name -> google.protobuf.ListValue
-	27, // 24: shopmind.analysis.v1.PreviewQueryResponse.params:type_name -> google.protobuf.Value
-	26, // 25: shopmind.analysis.v1.GenerateSqlRequest.start_time:type_name -> google.protobuf.Timestamp
-	26, // 26: shopmind.analysis.v1.GenerateSqlRequest.end_time:type_name -> google.protobuf.Timestamp
+	37, // 23: shopmind.analysis.v1.PreviewQueryResponse.rows:type_name -> google.protobuf.ListValue
+	35, // 24: shopmind.analysis.v1.PreviewQueryResponse.params:type_name -> google.protobuf.Value
+	34, // 25: shopmind.analysis.v1.GenerateSqlRequest.start_time:type_name -> google.protobuf.Timestamp
+	34, // 26: shopmind.analysis.v1.GenerateSqlRequest.end_time:type_name -> google.protobuf.Timestamp
 	5,  // 27: shopmind.analysis.v1.GenerateSqlRequest.filters:type_name -> shopmind.analysis.v1.Condition
 	20, // 28: shopmind.analysis.v1.GenerateSqlRequest.sort:type_name -> shopmind.analysis.v1.QuerySort
-	27, // 29: shopmind.analysis.v1.GenerateSqlResponse.params:type_name -> google.protobuf.Value
-	7,  // 30: shopmind.analysis.v1.MetricService.ListMetrics:input_type -> shopmind.analysis.v1.ListMetricsRequest
-	9,  // 31: shopmind.analysis.v1.MetricService.CreateMetric:input_type -> shopmind.analysis.v1.CreateMetricRequest
-	11, // 32: shopmind.analysis.v1.MetricService.UpdateMetric:input_type -> shopmind.analysis.v1.UpdateMetricRequest
-	13, // 33: shopmind.analysis.v1.MetricService.DeleteMetric:input_type -> shopmind.analysis.v1.DeleteMetricRequest
-	18, // 34: shopmind.analysis.v1.QueryService.GetCatalog:input_type -> shopmind.analysis.v1.GetCatalogRequest
-	22, // 35: shopmind.analysis.v1.QueryService.PreviewQuery:input_type -> shopmind.analysis.v1.PreviewQueryRequest
-	24, // 36: shopmind.analysis.v1.QueryService.GenerateSql:input_type -> shopmind.analysis.v1.GenerateSqlRequest
-	8,  // 37: shopmind.analysis.v1.MetricService.ListMetrics:output_type -> shopmind.analysis.v1.ListMetricsResponse
-	10, // 38: shopmind.analysis.v1.MetricService.CreateMetric:output_type -> shopmind.analysis.v1.CreateMetricResponse
-	12, // 39: shopmind.analysis.v1.MetricService.UpdateMetric:output_type -> shopmind.analysis.v1.UpdateMetricResponse
-	14, // 40: shopmind.analysis.v1.MetricService.DeleteMetric:output_type -> shopmind.analysis.v1.DeleteMetricResponse
-	19, // 41: shopmind.analysis.v1.QueryService.GetCatalog:output_type -> shopmind.analysis.v1.GetCatalogResponse
-	23, // 42: shopmind.analysis.v1.QueryService.PreviewQuery:output_type -> shopmind.analysis.v1.PreviewQueryResponse
-	25, // 43: shopmind.analysis.v1.QueryService.GenerateSql:output_type -> shopmind.analysis.v1.GenerateSqlResponse
-	37, // [37:44] is the sub-list for method output_type
-	30, // [30:37] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	35, // 29: shopmind.analysis.v1.GenerateSqlResponse.params:type_name -> google.protobuf.Value
+	27, // 30: shopmind.analysis.v1.ExecuteSqlResponse.columns:type_name -> shopmind.analysis.v1.SqlColumn
+	37, // 31: shopmind.analysis.v1.ExecuteSqlResponse.rows:type_name -> google.protobuf.ListValue
+	35, // 32: shopmind.analysis.v1.ExecuteSqlResponse.params:type_name -> google.protobuf.Value
+	34, // 33: shopmind.analysis.v1.CheckAnomaliesRequest.day:type_name -> google.protobuf.Timestamp
+	5,  // 34: shopmind.analysis.v1.CheckAnomaliesRequest.filters:type_name -> shopmind.analysis.v1.Condition
+	34, // 35: shopmind.analysis.v1.CheckAnomaliesResponse.day:type_name -> google.protobuf.Timestamp
+	32, // 36: shopmind.analysis.v1.CheckAnomaliesResponse.metrics:type_name -> shopmind.analysis.v1.MetricAnomaly
+	7,  // 37: shopmind.analysis.v1.MetricService.ListMetrics:input_type -> shopmind.analysis.v1.ListMetricsRequest
+	9,  // 38: shopmind.analysis.v1.MetricService.CreateMetric:input_type -> shopmind.analysis.v1.CreateMetricRequest
+	11, // 39: shopmind.analysis.v1.MetricService.UpdateMetric:input_type -> shopmind.analysis.v1.UpdateMetricRequest
+	13, // 40: shopmind.analysis.v1.MetricService.DeleteMetric:input_type -> shopmind.analysis.v1.DeleteMetricRequest
+	18, // 41: shopmind.analysis.v1.QueryService.GetCatalog:input_type -> shopmind.analysis.v1.GetCatalogRequest
+	22, // 42: shopmind.analysis.v1.QueryService.PreviewQuery:input_type -> shopmind.analysis.v1.PreviewQueryRequest
+	24, // 43: shopmind.analysis.v1.QueryService.GenerateSql:input_type -> shopmind.analysis.v1.GenerateSqlRequest
+	26, // 44: shopmind.analysis.v1.QueryService.ExecuteSql:input_type -> shopmind.analysis.v1.ExecuteSqlRequest
+	29, // 45: shopmind.analysis.v1.QueryService.GetSqlSandbox:input_type -> shopmind.analysis.v1.GetSqlSandboxRequest
+	31, // 46: shopmind.analysis.v1.QueryService.CheckAnomalies:input_type -> shopmind.analysis.v1.CheckAnomaliesRequest
+	8,  // 47: shopmind.analysis.v1.MetricService.ListMetrics:output_type -> shopmind.analysis.v1.ListMetricsResponse
+	10, // 48: shopmind.analysis.v1.MetricService.CreateMetric:output_type -> shopmind.analysis.v1.CreateMetricResponse
+	12, // 49: shopmind.analysis.v1.MetricService.UpdateMetric:output_type -> shopmind.analysis.v1.UpdateMetricResponse
+	14, // 50: shopmind.analysis.v1.MetricService.DeleteMetric:output_type -> shopmind.analysis.v1.DeleteMetricResponse
+	19, // 51: shopmind.analysis.v1.QueryService.GetCatalog:output_type -> shopmind.analysis.v1.GetCatalogResponse
+	23, // 52: shopmind.analysis.v1.QueryService.PreviewQuery:output_type -> shopmind.analysis.v1.PreviewQueryResponse
+	25, // 53: shopmind.analysis.v1.QueryService.GenerateSql:output_type -> shopmind.analysis.v1.GenerateSqlResponse
+	28, // 54: shopmind.analysis.v1.QueryService.ExecuteSql:output_type -> shopmind.analysis.v1.ExecuteSqlResponse
+	30, // 55: shopmind.analysis.v1.QueryService.GetSqlSandbox:output_type -> shopmind.analysis.v1.GetSqlSandboxResponse
+	33, // 56: shopmind.analysis.v1.QueryService.CheckAnomalies:output_type -> shopmind.analysis.v1.CheckAnomaliesResponse
+	47, // [47:57] is the sub-list for method output_type
+	37, // [37:47] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_shopmind_analysis_v1_analysis_proto_init() }
@@ -2128,13 +2821,14 @@ func file_shopmind_analysis_v1_analysis_proto_init() {
 	}
 	file_shopmind_analysis_v1_analysis_proto_msgTypes[22].OneofWrappers = []any{}
 	file_shopmind_analysis_v1_analysis_proto_msgTypes[24].OneofWrappers = []any{}
+	file_shopmind_analysis_v1_analysis_proto_msgTypes[31].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_analysis_v1_analysis_proto_rawDesc), len(file_shopmind_analysis_v1_analysis_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -272,9 +272,12 @@ var MetricService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	QueryService_GetCatalog_FullMethodName   = "/shopmind.analysis.v1.QueryService/GetCatalog"
-	QueryService_PreviewQuery_FullMethodName = "/shopmind.analysis.v1.QueryService/PreviewQuery"
-	QueryService_GenerateSql_FullMethodName  = "/shopmind.analysis.v1.QueryService/GenerateSql"
+	QueryService_GetCatalog_FullMethodName     = "/shopmind.analysis.v1.QueryService/GetCatalog"
+	QueryService_PreviewQuery_FullMethodName   = "/shopmind.analysis.v1.QueryService/PreviewQuery"
+	QueryService_GenerateSql_FullMethodName    = "/shopmind.analysis.v1.QueryService/GenerateSql"
+	QueryService_ExecuteSql_FullMethodName     = "/shopmind.analysis.v1.QueryService/ExecuteSql"
+	QueryService_GetSqlSandbox_FullMethodName  = "/shopmind.analysis.v1.QueryService/GetSqlSandbox"
+	QueryService_CheckAnomalies_FullMethodName = "/shopmind.analysis.v1.QueryService/CheckAnomalies"
 )
 
 // QueryServiceClient is the client API for QueryService service.
@@ -292,6 +295,33 @@ type QueryServiceClient interface {
 	PreviewQuery(ctx context.Context, in *PreviewQueryRequest, opts ...grpc.CallOption) (*PreviewQueryResponse, error)
 	// GenerateSql builds the SQL of a query without running it.
 	GenerateSql(ctx context.Context, in *GenerateSqlRequest, opts ...grpc.CallOption) (*GenerateSqlResponse, error)
+	// ExecuteSql runs one read-only SELECT written by the caller (the SQL lab for power users,
+	// and the chat assistant's execute_sql tool) through the SQL sandbox, as the caller's tenant.
+	//
+	// The statement is parsed with the store's real SQL grammar and refused (400, the reason
+	// named) unless it is exactly one SELECT (CTEs, subqueries, joins, unions, window functions
+	// and aggregates allowed) over the analytics tables (basic_*, diy_*) with allowlisted
+	// functions: no second statement, writing CTE, SELECT INTO, FOR UPDATE, COPY, SET or
+	// settings functions, sleeps, file, program, large-object or dblink functions, system
+	// catalogs, information_schema, pg_* or system.* tables, ClickHouse table functions,
+	// SETTINGS, FORMAT or INTO OUTFILE, and no unknown function. Every table reference is then
+	// rewritten to read only the caller's tenant, and the LIMIT is capped at max_rows + 1.
+	// The `sql` of the answer is the statement that actually ran.
+	//
+	// Caps (GetSqlSandbox states them): more rows than max_rows are cut (truncated true); a
+	// statement beyond the scan or cost cap answers 422; one beyond the time cap 504. A SQL error
+	// in the statement (an unknown column, a type mismatch) answers 400 with the database's
+	// message.
+	ExecuteSql(ctx context.Context, in *ExecuteSqlRequest, opts ...grpc.CallOption) (*ExecuteSqlResponse, error)
+	// GetSqlSandbox states the rules and caps ExecuteSql enforces: the store's dialect, the row,
+	// time, scan and cost caps, the tables and the functions a statement may use.
+	GetSqlSandbox(ctx context.Context, in *GetSqlSandboxRequest, opts ...grpc.CallOption) (*GetSqlSandboxResponse, error)
+	// CheckAnomalies compares each named metric's value on one day with its daily values over
+	// the baseline days before it, and reports the days that stand out (a z-score beyond the
+	// threshold). Each anomaly found is also published as a notification (type metric_alert,
+	// source analysis, to every user of the tenant; once per metric and day). A scheduler, an
+	// operator or the chat analyst calls it with the user's token.
+	CheckAnomalies(ctx context.Context, in *CheckAnomaliesRequest, opts ...grpc.CallOption) (*CheckAnomaliesResponse, error)
 }
 
 type queryServiceClient struct {
@@ -332,6 +362,36 @@ func (c *queryServiceClient) GenerateSql(ctx context.Context, in *GenerateSqlReq
 	return out, nil
 }
 
+func (c *queryServiceClient) ExecuteSql(ctx context.Context, in *ExecuteSqlRequest, opts ...grpc.CallOption) (*ExecuteSqlResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExecuteSqlResponse)
+	err := c.cc.Invoke(ctx, QueryService_ExecuteSql_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queryServiceClient) GetSqlSandbox(ctx context.Context, in *GetSqlSandboxRequest, opts ...grpc.CallOption) (*GetSqlSandboxResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSqlSandboxResponse)
+	err := c.cc.Invoke(ctx, QueryService_GetSqlSandbox_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *queryServiceClient) CheckAnomalies(ctx context.Context, in *CheckAnomaliesRequest, opts ...grpc.CallOption) (*CheckAnomaliesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckAnomaliesResponse)
+	err := c.cc.Invoke(ctx, QueryService_CheckAnomalies_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueryServiceServer is the server API for QueryService service.
 // All implementations must embed UnimplementedQueryServiceServer
 // for forward compatibility.
@@ -347,6 +407,33 @@ type QueryServiceServer interface {
 	PreviewQuery(context.Context, *PreviewQueryRequest) (*PreviewQueryResponse, error)
 	// GenerateSql builds the SQL of a query without running it.
 	GenerateSql(context.Context, *GenerateSqlRequest) (*GenerateSqlResponse, error)
+	// ExecuteSql runs one read-only SELECT written by the caller (the SQL lab for power users,
+	// and the chat assistant's execute_sql tool) through the SQL sandbox, as the caller's tenant.
+	//
+	// The statement is parsed with the store's real SQL grammar and refused (400, the reason
+	// named) unless it is exactly one SELECT (CTEs, subqueries, joins, unions, window functions
+	// and aggregates allowed) over the analytics tables (basic_*, diy_*) with allowlisted
+	// functions: no second statement, writing CTE, SELECT INTO, FOR UPDATE, COPY, SET or
+	// settings functions, sleeps, file, program, large-object or dblink functions, system
+	// catalogs, information_schema, pg_* or system.* tables, ClickHouse table functions,
+	// SETTINGS, FORMAT or INTO OUTFILE, and no unknown function. Every table reference is then
+	// rewritten to read only the caller's tenant, and the LIMIT is capped at max_rows + 1.
+	// The `sql` of the answer is the statement that actually ran.
+	//
+	// Caps (GetSqlSandbox states them): more rows than max_rows are cut (truncated true); a
+	// statement beyond the scan or cost cap answers 422; one beyond the time cap 504. A SQL error
+	// in the statement (an unknown column, a type mismatch) answers 400 with the database's
+	// message.
+	ExecuteSql(context.Context, *ExecuteSqlRequest) (*ExecuteSqlResponse, error)
+	// GetSqlSandbox states the rules and caps ExecuteSql enforces: the store's dialect, the row,
+	// time, scan and cost caps, the tables and the functions a statement may use.
+	GetSqlSandbox(context.Context, *GetSqlSandboxRequest) (*GetSqlSandboxResponse, error)
+	// CheckAnomalies compares each named metric's value on one day with its daily values over
+	// the baseline days before it, and reports the days that stand out (a z-score beyond the
+	// threshold). Each anomaly found is also published as a notification (type metric_alert,
+	// source analysis, to every user of the tenant; once per metric and day). A scheduler, an
+	// operator or the chat analyst calls it with the user's token.
+	CheckAnomalies(context.Context, *CheckAnomaliesRequest) (*CheckAnomaliesResponse, error)
 	mustEmbedUnimplementedQueryServiceServer()
 }
 
@@ -365,6 +452,15 @@ func (UnimplementedQueryServiceServer) PreviewQuery(context.Context, *PreviewQue
 }
 func (UnimplementedQueryServiceServer) GenerateSql(context.Context, *GenerateSqlRequest) (*GenerateSqlResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GenerateSql not implemented")
+}
+func (UnimplementedQueryServiceServer) ExecuteSql(context.Context, *ExecuteSqlRequest) (*ExecuteSqlResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExecuteSql not implemented")
+}
+func (UnimplementedQueryServiceServer) GetSqlSandbox(context.Context, *GetSqlSandboxRequest) (*GetSqlSandboxResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSqlSandbox not implemented")
+}
+func (UnimplementedQueryServiceServer) CheckAnomalies(context.Context, *CheckAnomaliesRequest) (*CheckAnomaliesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckAnomalies not implemented")
 }
 func (UnimplementedQueryServiceServer) mustEmbedUnimplementedQueryServiceServer() {}
 func (UnimplementedQueryServiceServer) testEmbeddedByValue()                      {}
@@ -441,6 +537,60 @@ func _QueryService_GenerateSql_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueryService_ExecuteSql_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExecuteSqlRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryServiceServer).ExecuteSql(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryService_ExecuteSql_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryServiceServer).ExecuteSql(ctx, req.(*ExecuteSqlRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueryService_GetSqlSandbox_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSqlSandboxRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryServiceServer).GetSqlSandbox(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryService_GetSqlSandbox_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryServiceServer).GetSqlSandbox(ctx, req.(*GetSqlSandboxRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _QueryService_CheckAnomalies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckAnomaliesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryServiceServer).CheckAnomalies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryService_CheckAnomalies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryServiceServer).CheckAnomalies(ctx, req.(*CheckAnomaliesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueryService_ServiceDesc is the grpc.ServiceDesc for QueryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -459,6 +609,18 @@ var QueryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GenerateSql",
 			Handler:    _QueryService_GenerateSql_Handler,
+		},
+		{
+			MethodName: "ExecuteSql",
+			Handler:    _QueryService_ExecuteSql_Handler,
+		},
+		{
+			MethodName: "GetSqlSandbox",
+			Handler:    _QueryService_GetSqlSandbox_Handler,
+		},
+		{
+			MethodName: "CheckAnomalies",
+			Handler:    _QueryService_CheckAnomalies_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -16,7 +16,11 @@
 // For SendMessages the JSON is the same flattened shape as in v2: a text increment (type
 // "chunk") is the plain OpenAI chat.completion.chunk, every other event is
 // {"type": <type>, "conversation_id": ..., <fields of the oneof member>}. For
-// StreamWorkflowEvents it is the protojson of StreamWorkflowEventsResponse.
+// StreamWorkflowEvents it is the protojson of StreamWorkflowEventsResponse (proto field
+// names), and each event also has an `id: <sequence>` line: a client that reconnects with
+// the `Last-Event-ID` header (EventSource does it by itself) receives the events after it,
+// none lost and none repeated. The same events are served on the gateway's WebSocket
+// channel (topic "workflow:<id>"; services/chat/CHAT.md describes its frames).
 //
 // A failure before the first event is an ordinary error envelope (400 for an invalid
 // request); a failure during streaming is an "error" event, after which the stream ends
@@ -832,7 +836,8 @@ type StartWorkflowRequest struct {
 	// What to analyse, in natural language. Required, 1 to 8192 characters.
 	TaskDescription string `protobuf:"bytes,2,opt,name=task_description,json=taskDescription,proto3" json:"task_description,omitempty"`
 	// Names of the expert agents to run (lowercase identifiers). At most 8, no duplicates;
-	// unknown names are a 400 from the service. Empty: the service chooses the agents.
+	// names the agent team does not have are a 400 from the service (an agent without named
+	// experts, such as the single offline analyst, takes none). Empty: the agents choose.
 	AgentsToUse []string `protobuf:"bytes,3,rep,name=agents_to_use,json=agentsToUse,proto3" json:"agents_to_use,omitempty"`
 	// Structured input for the agents (shop ids, time range, metrics...), free-form JSON.
 	// Optional; its serialized size is bounded by the service (64 KiB).
@@ -1024,9 +1029,11 @@ type GetWorkflowResponse struct {
 	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
 	// Overall progress in percent, 0 to 100 (100 once completed).
 	Progress int32 `protobuf:"varint,5,opt,name=progress,proto3" json:"progress,omitempty"`
-	// The steps (one per agent task), in execution order.
+	// The steps (one per agent task, from the agents' TaskPlanCard), in plan order.
 	Steps []*WorkflowStep `protobuf:"bytes,6,rep,name=steps,proto3" json:"steps,omitempty"`
-	// The merged analysis result, free-form JSON; set once status is "completed".
+	// The merged analysis result, set once status is "completed": {"content": the report
+	// (Markdown), "renders": [...], "visualizations": [...]} (the shapes of RenderEvent and
+	// VisualizationEvent, proto field names).
 	Result *structpb.Struct `protobuf:"bytes,7,opt,name=result,proto3" json:"result,omitempty"`
 	// Why the workflow failed; set when status is "failed".
 	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
@@ -1037,7 +1044,17 @@ type GetWorkflowResponse struct {
 	// When it reached a final status; unset before.
 	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	// Last change of status, progress or steps.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The report text produced so far (Markdown): the partial result while running, the
+	// whole report once completed.
+	Content string `protobuf:"bytes,13,opt,name=content,proto3" json:"content,omitempty"`
+	// The render events so far (latest state of each id), for example the TaskPlanCard.
+	Renders []*RenderEvent `protobuf:"bytes,14,rep,name=renders,proto3" json:"renders,omitempty"`
+	// The visualizations so far.
+	Visualizations []*VisualizationEvent `protobuf:"bytes,15,rep,name=visualizations,proto3" json:"visualizations,omitempty"`
+	// Sequence number of the last stored event: a client that polled can follow on with
+	// StreamWorkflowEvents(after_sequence = last_sequence) without a gap.
+	LastSequence  int64 `protobuf:"varint,16,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1156,6 +1173,34 @@ func (x *GetWorkflowResponse) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *GetWorkflowResponse) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *GetWorkflowResponse) GetRenders() []*RenderEvent {
+	if x != nil {
+		return x.Renders
+	}
+	return nil
+}
+
+func (x *GetWorkflowResponse) GetVisualizations() []*VisualizationEvent {
+	if x != nil {
+		return x.Visualizations
+	}
+	return nil
+}
+
+func (x *GetWorkflowResponse) GetLastSequence() int64 {
+	if x != nil {
+		return x.LastSequence
+	}
+	return 0
+}
+
 // WorkflowStep is one agent's task within a workflow.
 type WorkflowStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1269,7 +1314,10 @@ func (x *WorkflowStep) GetFinishedAt() *timestamppb.Timestamp {
 type StreamWorkflowEventsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workflow id, a UUID string.
-	WorkflowId    string `protobuf:"bytes,1,opt,name=workflow_id,json=workflowId,proto3" json:"workflow_id,omitempty"`
+	WorkflowId string `protobuf:"bytes,1,opt,name=workflow_id,json=workflowId,proto3" json:"workflow_id,omitempty"`
+	// Resume point: only events with a larger sequence are sent. 0 or absent: from the first
+	// event. Over SSE the Last-Event-ID header sets it (query parameter after_sequence too).
+	AfterSequence int64 `protobuf:"varint,2,opt,name=after_sequence,json=afterSequence,proto3" json:"after_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1311,16 +1359,118 @@ func (x *StreamWorkflowEventsRequest) GetWorkflowId() string {
 	return ""
 }
 
-// StreamWorkflowEventsResponse is one progress event of a workflow. The first event is a
-// "status" snapshot of the current state (so late subscribers catch up); the stream ends
-// after the event carrying a final status.
+func (x *StreamWorkflowEventsRequest) GetAfterSequence() int64 {
+	if x != nil {
+		return x.AfterSequence
+	}
+	return 0
+}
+
+// CancelWorkflowRequest names the workflow to cancel.
+type CancelWorkflowRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Workflow id, a UUID string.
+	WorkflowId    string `protobuf:"bytes,1,opt,name=workflow_id,json=workflowId,proto3" json:"workflow_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelWorkflowRequest) Reset() {
+	*x = CancelWorkflowRequest{}
+	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelWorkflowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelWorkflowRequest) ProtoMessage() {}
+
+func (x *CancelWorkflowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelWorkflowRequest.ProtoReflect.Descriptor instead.
+func (*CancelWorkflowRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_chat_v1_chat_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CancelWorkflowRequest) GetWorkflowId() string {
+	if x != nil {
+		return x.WorkflowId
+	}
+	return ""
+}
+
+// CancelWorkflowResponse is the workflow after the cancellation.
+type CancelWorkflowResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workflow's state: status "cancelled", or the final status it had already reached.
+	Workflow      *GetWorkflowResponse `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelWorkflowResponse) Reset() {
+	*x = CancelWorkflowResponse{}
+	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelWorkflowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelWorkflowResponse) ProtoMessage() {}
+
+func (x *CancelWorkflowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelWorkflowResponse.ProtoReflect.Descriptor instead.
+func (*CancelWorkflowResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_chat_v1_chat_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *CancelWorkflowResponse) GetWorkflow() *GetWorkflowResponse {
+	if x != nil {
+		return x.Workflow
+	}
+	return nil
+}
+
+// StreamWorkflowEventsResponse is one progress event of a workflow. Every event is stored
+// with its sequence number (1, 2, 3... without gaps), so a subscriber starting at 0 sees the
+// whole history: first a "status" event (pending or running), then the workflow's progress;
+// the stream ends after the event carrying a final status (completed, failed, cancelled).
 type StreamWorkflowEventsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Workflow id (UUID).
 	WorkflowId string `protobuf:"bytes,1,opt,name=workflow_id,json=workflowId,proto3" json:"workflow_id,omitempty"`
 	// Event type: "status" (workflow status changed), "progress" (progress changed), "step"
-	// (a step changed; `step` is set), "result" (final result available; `result` is set),
-	// "error" (the workflow failed; `error` is set).
+	// (a step changed; `step` is set), "text" (an increment of the report; `delta` is set),
+	// "render" (`render` is set, for example the TaskPlanCard), "visualization"
+	// (`visualization` is set), "result" (final result available; `result` is set), "error"
+	// (the workflow failed; `error` is set).
 	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	// Workflow status after the event: pending|running|completed|failed|cancelled.
 	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
@@ -1335,14 +1485,20 @@ type StreamWorkflowEventsResponse struct {
 	// Sequence number of the event within the workflow, starting at 1.
 	Sequence int64 `protobuf:"varint,8,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	// When the event happened.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// The report text increment, for type "text" (Markdown).
+	Delta string `protobuf:"bytes,10,opt,name=delta,proto3" json:"delta,omitempty"`
+	// The render event, for type "render"; a later one with the same id replaces it.
+	Render *RenderEvent `protobuf:"bytes,11,opt,name=render,proto3" json:"render,omitempty"`
+	// The visualization, for type "visualization".
+	Visualization *VisualizationEvent `protobuf:"bytes,12,opt,name=visualization,proto3" json:"visualization,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StreamWorkflowEventsResponse) Reset() {
 	*x = StreamWorkflowEventsResponse{}
-	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[16]
+	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1510,7 @@ func (x *StreamWorkflowEventsResponse) String() string {
 func (*StreamWorkflowEventsResponse) ProtoMessage() {}
 
 func (x *StreamWorkflowEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[16]
+	mi := &file_shopmind_chat_v1_chat_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1523,7 @@ func (x *StreamWorkflowEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamWorkflowEventsResponse.ProtoReflect.Descriptor instead.
 func (*StreamWorkflowEventsResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_chat_proto_rawDescGZIP(), []int{16}
+	return file_shopmind_chat_v1_chat_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StreamWorkflowEventsResponse) GetWorkflowId() string {
@@ -1429,6 +1585,27 @@ func (x *StreamWorkflowEventsResponse) GetSequence() int64 {
 func (x *StreamWorkflowEventsResponse) GetOccurredAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.OccurredAt
+	}
+	return nil
+}
+
+func (x *StreamWorkflowEventsResponse) GetDelta() string {
+	if x != nil {
+		return x.Delta
+	}
+	return ""
+}
+
+func (x *StreamWorkflowEventsResponse) GetRender() *RenderEvent {
+	if x != nil {
+		return x.Render
+	}
+	return nil
+}
+
+func (x *StreamWorkflowEventsResponse) GetVisualization() *VisualizationEvent {
+	if x != nil {
+		return x.Visualization
 	}
 	return nil
 }
@@ -1506,7 +1683,7 @@ const file_shopmind_chat_v1_chat_proto_rawDesc = "" +
 	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"?\n" +
 	"\x12GetWorkflowRequest\x12)\n" +
 	"\vworkflow_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\n" +
-	"workflowId\"\xa9\x04\n" +
+	"workflowId\"\xef\x05\n" +
 	"\x13GetWorkflowResponse\x12\x1f\n" +
 	"\vworkflow_id\x18\x01 \x01(\tR\n" +
 	"workflowId\x12'\n" +
@@ -1525,7 +1702,11 @@ const file_shopmind_chat_v1_chat_proto_rawDesc = "" +
 	"\vfinished_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x96\x02\n" +
+	"updated_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x18\n" +
+	"\acontent\x18\r \x01(\tR\acontent\x127\n" +
+	"\arenders\x18\x0e \x03(\v2\x1d.shopmind.chat.v1.RenderEventR\arenders\x12L\n" +
+	"\x0evisualizations\x18\x0f \x03(\v2$.shopmind.chat.v1.VisualizationEventR\x0evisualizations\x12#\n" +
+	"\rlast_sequence\x18\x10 \x01(\x03R\flastSequence\"\x96\x02\n" +
 	"\fWorkflowStep\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12 \n" +
@@ -1536,10 +1717,16 @@ const file_shopmind_chat_v1_chat_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12;\n" +
 	"\vfinished_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt\"H\n" +
+	"finishedAt\"x\n" +
 	"\x1bStreamWorkflowEventsRequest\x12)\n" +
 	"\vworkflow_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\n" +
-	"workflowId\"\xdb\x02\n" +
+	"workflowId\x12.\n" +
+	"\x0eafter_sequence\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\rafterSequence\"B\n" +
+	"\x15CancelWorkflowRequest\x12)\n" +
+	"\vworkflow_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\n" +
+	"workflowId\"[\n" +
+	"\x16CancelWorkflowResponse\x12A\n" +
+	"\bworkflow\x18\x01 \x01(\v2%.shopmind.chat.v1.GetWorkflowResponseR\bworkflow\"\xf4\x03\n" +
 	"\x1cStreamWorkflowEventsResponse\x12\x1f\n" +
 	"\vworkflow_id\x18\x01 \x01(\tR\n" +
 	"workflowId\x12\x12\n" +
@@ -1551,12 +1738,17 @@ const file_shopmind_chat_v1_chat_proto_rawDesc = "" +
 	"\x05error\x18\a \x01(\tR\x05error\x12\x1a\n" +
 	"\bsequence\x18\b \x01(\x03R\bsequence\x12;\n" +
 	"\voccurred_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt2\xb3\x05\n" +
+	"occurredAt\x12\x14\n" +
+	"\x05delta\x18\n" +
+	" \x01(\tR\x05delta\x125\n" +
+	"\x06render\x18\v \x01(\v2\x1d.shopmind.chat.v1.RenderEventR\x06render\x12J\n" +
+	"\rvisualization\x18\f \x01(\v2$.shopmind.chat.v1.VisualizationEventR\rvisualization2\xeb\x06\n" +
 	"\vChatService\x12\x98\x01\n" +
 	"\fSendMessages\x12%.shopmind.chat.v1.SendMessagesRequest\x1a&.shopmind.chat.v1.SendMessagesResponse\"7ʔ'\x13\x12\x11chat:message:send\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/v1/chat/messages0\x01\x12\x9c\x01\n" +
 	"\rStartWorkflow\x12&.shopmind.chat.v1.StartWorkflowRequest\x1a'.shopmind.chat.v1.StartWorkflowResponse\":ʔ'\x15\x12\x13chat:workflow:start\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/api/v1/chat/workflows\x12\xa1\x01\n" +
 	"\vGetWorkflow\x12$.shopmind.chat.v1.GetWorkflowRequest\x1a%.shopmind.chat.v1.GetWorkflowResponse\"Eʔ'\x15\x12\x13chat:workflow:query\x82\xd3\xe4\x93\x02&\x12$/api/v1/chat/workflows/{workflow_id}\x12\xc5\x01\n" +
-	"\x14StreamWorkflowEvents\x12-.shopmind.chat.v1.StreamWorkflowEventsRequest\x1a..shopmind.chat.v1.StreamWorkflowEventsResponse\"Lʔ'\x15\x12\x13chat:workflow:query\x82\xd3\xe4\x93\x02-\x12+/api/v1/chat/workflows/{workflow_id}/events0\x01B=Z;github.com/shopmind/shopmind/gen/go/shopmind/chat/v1;chatv1b\x06proto3"
+	"\x14StreamWorkflowEvents\x12-.shopmind.chat.v1.StreamWorkflowEventsRequest\x1a..shopmind.chat.v1.StreamWorkflowEventsResponse\"Lʔ'\x15\x12\x13chat:workflow:query\x82\xd3\xe4\x93\x02-\x12+/api/v1/chat/workflows/{workflow_id}/events0\x01\x12\xb5\x01\n" +
+	"\x0eCancelWorkflow\x12'.shopmind.chat.v1.CancelWorkflowRequest\x1a(.shopmind.chat.v1.CancelWorkflowResponse\"Pʔ'\x16\x12\x14chat:workflow:cancel\x82\xd3\xe4\x93\x020:\x01*\"+/api/v1/chat/workflows/{workflow_id}/cancelB=Z;github.com/shopmind/shopmind/gen/go/shopmind/chat/v1;chatv1b\x06proto3"
 
 var (
 	file_shopmind_chat_v1_chat_proto_rawDescOnce sync.Once
@@ -1570,7 +1762,7 @@ func file_shopmind_chat_v1_chat_proto_rawDescGZIP() []byte {
 	return file_shopmind_chat_v1_chat_proto_rawDescData
 }
 
-var file_shopmind_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_shopmind_chat_v1_chat_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_shopmind_chat_v1_chat_proto_goTypes = []any{
 	(*SendMessagesRequest)(nil),          // 0: shopmind.chat.v1.SendMessagesRequest
 	(*SendMessagesResponse)(nil),         // 1: shopmind.chat.v1.SendMessagesResponse
@@ -1588,13 +1780,15 @@ var file_shopmind_chat_v1_chat_proto_goTypes = []any{
 	(*GetWorkflowResponse)(nil),          // 13: shopmind.chat.v1.GetWorkflowResponse
 	(*WorkflowStep)(nil),                 // 14: shopmind.chat.v1.WorkflowStep
 	(*StreamWorkflowEventsRequest)(nil),  // 15: shopmind.chat.v1.StreamWorkflowEventsRequest
-	(*StreamWorkflowEventsResponse)(nil), // 16: shopmind.chat.v1.StreamWorkflowEventsResponse
-	(*structpb.Struct)(nil),              // 17: google.protobuf.Struct
-	(*structpb.ListValue)(nil),           // 18: google.protobuf.ListValue
-	(*timestamppb.Timestamp)(nil),        // 19: google.protobuf.Timestamp
+	(*CancelWorkflowRequest)(nil),        // 16: shopmind.chat.v1.CancelWorkflowRequest
+	(*CancelWorkflowResponse)(nil),       // 17: shopmind.chat.v1.CancelWorkflowResponse
+	(*StreamWorkflowEventsResponse)(nil), // 18: shopmind.chat.v1.StreamWorkflowEventsResponse
+	(*structpb.Struct)(nil),              // 19: google.protobuf.Struct
+	(*structpb.ListValue)(nil),           // 20: google.protobuf.ListValue
+	(*timestamppb.Timestamp)(nil),        // 21: google.protobuf.Timestamp
 }
 var file_shopmind_chat_v1_chat_proto_depIdxs = []int32{
-	17, // 0: shopmind.chat.v1.SendMessagesRequest.current_page_info:type_name -> google.protobuf.Struct
+	19, // 0: shopmind.chat.v1.SendMessagesRequest.current_page_info:type_name -> google.protobuf.Struct
 	2,  // 1: shopmind.chat.v1.SendMessagesResponse.chunk:type_name -> shopmind.chat.v1.ChatCompletionChunk
 	5,  // 2: shopmind.chat.v1.SendMessagesResponse.render:type_name -> shopmind.chat.v1.RenderEvent
 	6,  // 3: shopmind.chat.v1.SendMessagesResponse.visualization:type_name -> shopmind.chat.v1.VisualizationEvent
@@ -1602,36 +1796,43 @@ var file_shopmind_chat_v1_chat_proto_depIdxs = []int32{
 	9,  // 5: shopmind.chat.v1.SendMessagesResponse.error:type_name -> shopmind.chat.v1.ErrorEvent
 	3,  // 6: shopmind.chat.v1.ChatCompletionChunk.choices:type_name -> shopmind.chat.v1.ChunkChoice
 	4,  // 7: shopmind.chat.v1.ChunkChoice.delta:type_name -> shopmind.chat.v1.ChunkDelta
-	17, // 8: shopmind.chat.v1.RenderEvent.props:type_name -> google.protobuf.Struct
-	17, // 9: shopmind.chat.v1.VisualizationEvent.spec:type_name -> google.protobuf.Struct
-	18, // 10: shopmind.chat.v1.VisualizationEvent.rows:type_name -> google.protobuf.ListValue
+	19, // 8: shopmind.chat.v1.RenderEvent.props:type_name -> google.protobuf.Struct
+	19, // 9: shopmind.chat.v1.VisualizationEvent.spec:type_name -> google.protobuf.Struct
+	20, // 10: shopmind.chat.v1.VisualizationEvent.rows:type_name -> google.protobuf.ListValue
 	8,  // 11: shopmind.chat.v1.DoneEvent.usage:type_name -> shopmind.chat.v1.Usage
-	17, // 12: shopmind.chat.v1.StartWorkflowRequest.input:type_name -> google.protobuf.Struct
-	19, // 13: shopmind.chat.v1.StartWorkflowResponse.created_at:type_name -> google.protobuf.Timestamp
+	19, // 12: shopmind.chat.v1.StartWorkflowRequest.input:type_name -> google.protobuf.Struct
+	21, // 13: shopmind.chat.v1.StartWorkflowResponse.created_at:type_name -> google.protobuf.Timestamp
 	14, // 14: shopmind.chat.v1.GetWorkflowResponse.steps:type_name -> shopmind.chat.v1.WorkflowStep
-	17, // 15: shopmind.chat.v1.GetWorkflowResponse.result:type_name -> google.protobuf.Struct
-	19, // 16: shopmind.chat.v1.GetWorkflowResponse.created_at:type_name -> google.protobuf.Timestamp
-	19, // 17: shopmind.chat.v1.GetWorkflowResponse.started_at:type_name -> google.protobuf.Timestamp
-	19, // 18: shopmind.chat.v1.GetWorkflowResponse.finished_at:type_name -> google.protobuf.Timestamp
-	19, // 19: shopmind.chat.v1.GetWorkflowResponse.updated_at:type_name -> google.protobuf.Timestamp
-	19, // 20: shopmind.chat.v1.WorkflowStep.started_at:type_name -> google.protobuf.Timestamp
-	19, // 21: shopmind.chat.v1.WorkflowStep.finished_at:type_name -> google.protobuf.Timestamp
-	14, // 22: shopmind.chat.v1.StreamWorkflowEventsResponse.step:type_name -> shopmind.chat.v1.WorkflowStep
-	17, // 23: shopmind.chat.v1.StreamWorkflowEventsResponse.result:type_name -> google.protobuf.Struct
-	19, // 24: shopmind.chat.v1.StreamWorkflowEventsResponse.occurred_at:type_name -> google.protobuf.Timestamp
-	0,  // 25: shopmind.chat.v1.ChatService.SendMessages:input_type -> shopmind.chat.v1.SendMessagesRequest
-	10, // 26: shopmind.chat.v1.ChatService.StartWorkflow:input_type -> shopmind.chat.v1.StartWorkflowRequest
-	12, // 27: shopmind.chat.v1.ChatService.GetWorkflow:input_type -> shopmind.chat.v1.GetWorkflowRequest
-	15, // 28: shopmind.chat.v1.ChatService.StreamWorkflowEvents:input_type -> shopmind.chat.v1.StreamWorkflowEventsRequest
-	1,  // 29: shopmind.chat.v1.ChatService.SendMessages:output_type -> shopmind.chat.v1.SendMessagesResponse
-	11, // 30: shopmind.chat.v1.ChatService.StartWorkflow:output_type -> shopmind.chat.v1.StartWorkflowResponse
-	13, // 31: shopmind.chat.v1.ChatService.GetWorkflow:output_type -> shopmind.chat.v1.GetWorkflowResponse
-	16, // 32: shopmind.chat.v1.ChatService.StreamWorkflowEvents:output_type -> shopmind.chat.v1.StreamWorkflowEventsResponse
-	29, // [29:33] is the sub-list for method output_type
-	25, // [25:29] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	19, // 15: shopmind.chat.v1.GetWorkflowResponse.result:type_name -> google.protobuf.Struct
+	21, // 16: shopmind.chat.v1.GetWorkflowResponse.created_at:type_name -> google.protobuf.Timestamp
+	21, // 17: shopmind.chat.v1.GetWorkflowResponse.started_at:type_name -> google.protobuf.Timestamp
+	21, // 18: shopmind.chat.v1.GetWorkflowResponse.finished_at:type_name -> google.protobuf.Timestamp
+	21, // 19: shopmind.chat.v1.GetWorkflowResponse.updated_at:type_name -> google.protobuf.Timestamp
+	5,  // 20: shopmind.chat.v1.GetWorkflowResponse.renders:type_name -> shopmind.chat.v1.RenderEvent
+	6,  // 21: shopmind.chat.v1.GetWorkflowResponse.visualizations:type_name -> shopmind.chat.v1.VisualizationEvent
+	21, // 22: shopmind.chat.v1.WorkflowStep.started_at:type_name -> google.protobuf.Timestamp
+	21, // 23: shopmind.chat.v1.WorkflowStep.finished_at:type_name -> google.protobuf.Timestamp
+	13, // 24: shopmind.chat.v1.CancelWorkflowResponse.workflow:type_name -> shopmind.chat.v1.GetWorkflowResponse
+	14, // 25: shopmind.chat.v1.StreamWorkflowEventsResponse.step:type_name -> shopmind.chat.v1.WorkflowStep
+	19, // 26: shopmind.chat.v1.StreamWorkflowEventsResponse.result:type_name -> google.protobuf.Struct
+	21, // 27: shopmind.chat.v1.StreamWorkflowEventsResponse.occurred_at:type_name -> google.protobuf.Timestamp
+	5,  // 28: shopmind.chat.v1.StreamWorkflowEventsResponse.render:type_name -> shopmind.chat.v1.RenderEvent
+	6,  // 29: shopmind.chat.v1.StreamWorkflowEventsResponse.visualization:type_name -> shopmind.chat.v1.VisualizationEvent
+	0,  // 30: shopmind.chat.v1.ChatService.SendMessages:input_type -> shopmind.chat.v1.SendMessagesRequest
+	10, // 31: shopmind.chat.v1.ChatService.StartWorkflow:input_type -> shopmind.chat.v1.StartWorkflowRequest
+	12, // 32: shopmind.chat.v1.ChatService.GetWorkflow:input_type -> shopmind.chat.v1.GetWorkflowRequest
+	15, // 33: shopmind.chat.v1.ChatService.StreamWorkflowEvents:input_type -> shopmind.chat.v1.StreamWorkflowEventsRequest
+	16, // 34: shopmind.chat.v1.ChatService.CancelWorkflow:input_type -> shopmind.chat.v1.CancelWorkflowRequest
+	1,  // 35: shopmind.chat.v1.ChatService.SendMessages:output_type -> shopmind.chat.v1.SendMessagesResponse
+	11, // 36: shopmind.chat.v1.ChatService.StartWorkflow:output_type -> shopmind.chat.v1.StartWorkflowResponse
+	13, // 37: shopmind.chat.v1.ChatService.GetWorkflow:output_type -> shopmind.chat.v1.GetWorkflowResponse
+	18, // 38: shopmind.chat.v1.ChatService.StreamWorkflowEvents:output_type -> shopmind.chat.v1.StreamWorkflowEventsResponse
+	17, // 39: shopmind.chat.v1.ChatService.CancelWorkflow:output_type -> shopmind.chat.v1.CancelWorkflowResponse
+	35, // [35:40] is the sub-list for method output_type
+	30, // [30:35] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_shopmind_chat_v1_chat_proto_init() }
@@ -1652,7 +1853,7 @@ func file_shopmind_chat_v1_chat_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_chat_v1_chat_proto_rawDesc), len(file_shopmind_chat_v1_chat_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

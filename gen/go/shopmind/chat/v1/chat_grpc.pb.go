@@ -16,7 +16,11 @@
 // For SendMessages the JSON is the same flattened shape as in v2: a text increment (type
 // "chunk") is the plain OpenAI chat.completion.chunk, every other event is
 // {"type": <type>, "conversation_id": ..., <fields of the oneof member>}. For
-// StreamWorkflowEvents it is the protojson of StreamWorkflowEventsResponse.
+// StreamWorkflowEvents it is the protojson of StreamWorkflowEventsResponse (proto field
+// names), and each event also has an `id: <sequence>` line: a client that reconnects with
+// the `Last-Event-ID` header (EventSource does it by itself) receives the events after it,
+// none lost and none repeated. The same events are served on the gateway's WebSocket
+// channel (topic "workflow:<id>"; services/chat/CHAT.md describes its frames).
 //
 // A failure before the first event is an ordinary error envelope (400 for an invalid
 // request); a failure during streaming is an "error" event, after which the stream ends
@@ -41,6 +45,7 @@ const (
 	ChatService_StartWorkflow_FullMethodName        = "/shopmind.chat.v1.ChatService/StartWorkflow"
 	ChatService_GetWorkflow_FullMethodName          = "/shopmind.chat.v1.ChatService/GetWorkflow"
 	ChatService_StreamWorkflowEvents_FullMethodName = "/shopmind.chat.v1.ChatService/StreamWorkflowEvents"
+	ChatService_CancelWorkflow_FullMethodName       = "/shopmind.chat.v1.ChatService/CancelWorkflow"
 )
 
 // ChatServiceClient is the client API for ChatService service.
@@ -60,8 +65,14 @@ type ChatServiceClient interface {
 	// GetWorkflow returns the current status of a workflow (status polling).
 	GetWorkflow(ctx context.Context, in *GetWorkflowRequest, opts ...grpc.CallOption) (*GetWorkflowResponse, error)
 	// StreamWorkflowEvents streams the progress of a workflow as server-sent events until it
-	// reaches a final status (completed, failed or cancelled).
+	// reaches a final status (completed, failed or cancelled): the stored events after
+	// after_sequence (or the Last-Event-ID header), then the new ones as they happen. A
+	// workflow of another user or tenant is 404, like a missing one.
 	StreamWorkflowEvents(ctx context.Context, in *StreamWorkflowEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamWorkflowEventsResponse], error)
+	// CancelWorkflow stops a pending or running workflow: its status becomes "cancelled" and
+	// the agents are stopped. Cancelling a workflow that already reached a final status
+	// changes nothing and returns it as it is. Returns the workflow's state.
+	CancelWorkflow(ctx context.Context, in *CancelWorkflowRequest, opts ...grpc.CallOption) (*CancelWorkflowResponse, error)
 }
 
 type chatServiceClient struct {
@@ -130,6 +141,16 @@ func (c *chatServiceClient) StreamWorkflowEvents(ctx context.Context, in *Stream
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ChatService_StreamWorkflowEventsClient = grpc.ServerStreamingClient[StreamWorkflowEventsResponse]
 
+func (c *chatServiceClient) CancelWorkflow(ctx context.Context, in *CancelWorkflowRequest, opts ...grpc.CallOption) (*CancelWorkflowResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelWorkflowResponse)
+	err := c.cc.Invoke(ctx, ChatService_CancelWorkflow_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ChatServiceServer is the server API for ChatService service.
 // All implementations must embed UnimplementedChatServiceServer
 // for forward compatibility.
@@ -147,8 +168,14 @@ type ChatServiceServer interface {
 	// GetWorkflow returns the current status of a workflow (status polling).
 	GetWorkflow(context.Context, *GetWorkflowRequest) (*GetWorkflowResponse, error)
 	// StreamWorkflowEvents streams the progress of a workflow as server-sent events until it
-	// reaches a final status (completed, failed or cancelled).
+	// reaches a final status (completed, failed or cancelled): the stored events after
+	// after_sequence (or the Last-Event-ID header), then the new ones as they happen. A
+	// workflow of another user or tenant is 404, like a missing one.
 	StreamWorkflowEvents(*StreamWorkflowEventsRequest, grpc.ServerStreamingServer[StreamWorkflowEventsResponse]) error
+	// CancelWorkflow stops a pending or running workflow: its status becomes "cancelled" and
+	// the agents are stopped. Cancelling a workflow that already reached a final status
+	// changes nothing and returns it as it is. Returns the workflow's state.
+	CancelWorkflow(context.Context, *CancelWorkflowRequest) (*CancelWorkflowResponse, error)
 	mustEmbedUnimplementedChatServiceServer()
 }
 
@@ -170,6 +197,9 @@ func (UnimplementedChatServiceServer) GetWorkflow(context.Context, *GetWorkflowR
 }
 func (UnimplementedChatServiceServer) StreamWorkflowEvents(*StreamWorkflowEventsRequest, grpc.ServerStreamingServer[StreamWorkflowEventsResponse]) error {
 	return status.Error(codes.Unimplemented, "method StreamWorkflowEvents not implemented")
+}
+func (UnimplementedChatServiceServer) CancelWorkflow(context.Context, *CancelWorkflowRequest) (*CancelWorkflowResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelWorkflow not implemented")
 }
 func (UnimplementedChatServiceServer) mustEmbedUnimplementedChatServiceServer() {}
 func (UnimplementedChatServiceServer) testEmbeddedByValue()                     {}
@@ -250,6 +280,24 @@ func _ChatService_StreamWorkflowEvents_Handler(srv interface{}, stream grpc.Serv
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ChatService_StreamWorkflowEventsServer = grpc.ServerStreamingServer[StreamWorkflowEventsResponse]
 
+func _ChatService_CancelWorkflow_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelWorkflowRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ChatServiceServer).CancelWorkflow(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ChatService_CancelWorkflow_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ChatServiceServer).CancelWorkflow(ctx, req.(*CancelWorkflowRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ChatService_ServiceDesc is the grpc.ServiceDesc for ChatService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -264,6 +312,10 @@ var ChatService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetWorkflow",
 			Handler:    _ChatService_GetWorkflow_Handler,
+		},
+		{
+			MethodName: "CancelWorkflow",
+			Handler:    _ChatService_CancelWorkflow_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

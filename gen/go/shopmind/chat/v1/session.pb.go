@@ -34,6 +34,146 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// StreamSessionEventsRequest names the session to follow.
+type StreamSessionEventsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Conversation (session) id, a UUID string.
+	ConversationId string `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// Resume point: the offset of the last event received. 0 or absent: new events only.
+	// Over SSE the Last-Event-ID header sets it.
+	AfterOffset   int64 `protobuf:"varint,2,opt,name=after_offset,json=afterOffset,proto3" json:"after_offset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamSessionEventsRequest) Reset() {
+	*x = StreamSessionEventsRequest{}
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamSessionEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamSessionEventsRequest) ProtoMessage() {}
+
+func (x *StreamSessionEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamSessionEventsRequest.ProtoReflect.Descriptor instead.
+func (*StreamSessionEventsRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *StreamSessionEventsRequest) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *StreamSessionEventsRequest) GetAfterOffset() int64 {
+	if x != nil {
+		return x.AfterOffset
+	}
+	return 0
+}
+
+// StreamSessionEventsResponse is one event of a session.
+type StreamSessionEventsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Conversation id (UUID).
+	ConversationId string `protobuf:"bytes,1,opt,name=conversation_id,json=conversationId,proto3" json:"conversation_id,omitempty"`
+	// Offset of the event; larger for every later event of the session.
+	Offset int64 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	// "message" (a user message was accepted; `message` is set) or "reply" (an event of the
+	// reply; `event` is set, its own type says which: chunk, render, visualization,
+	// pipeline_end, done, error).
+	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
+	// The user message, for type "message".
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// The reply event, for type "reply" (the shape of the chat stream's events).
+	Event         *SendMessagesResponse `protobuf:"bytes,5,opt,name=event,proto3" json:"event,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamSessionEventsResponse) Reset() {
+	*x = StreamSessionEventsResponse{}
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamSessionEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamSessionEventsResponse) ProtoMessage() {}
+
+func (x *StreamSessionEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamSessionEventsResponse.ProtoReflect.Descriptor instead.
+func (*StreamSessionEventsResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StreamSessionEventsResponse) GetConversationId() string {
+	if x != nil {
+		return x.ConversationId
+	}
+	return ""
+}
+
+func (x *StreamSessionEventsResponse) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *StreamSessionEventsResponse) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *StreamSessionEventsResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *StreamSessionEventsResponse) GetEvent() *SendMessagesResponse {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
 // CurrentUser describes the signed-in user, as the frontend knows it.
 type CurrentUser struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -53,7 +193,7 @@ type CurrentUser struct {
 
 func (x *CurrentUser) Reset() {
 	*x = CurrentUser{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[0]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -65,7 +205,7 @@ func (x *CurrentUser) String() string {
 func (*CurrentUser) ProtoMessage() {}
 
 func (x *CurrentUser) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[0]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -78,7 +218,7 @@ func (x *CurrentUser) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrentUser.ProtoReflect.Descriptor instead.
 func (*CurrentUser) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{0}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CurrentUser) GetUserId() int64 {
@@ -139,7 +279,7 @@ type Session struct {
 
 func (x *Session) Reset() {
 	*x = Session{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[1]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -151,7 +291,7 @@ func (x *Session) String() string {
 func (*Session) ProtoMessage() {}
 
 func (x *Session) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[1]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -164,7 +304,7 @@ func (x *Session) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Session.ProtoReflect.Descriptor instead.
 func (*Session) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{1}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Session) GetId() string {
@@ -254,7 +394,7 @@ type MessageSummary struct {
 
 func (x *MessageSummary) Reset() {
 	*x = MessageSummary{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[2]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -266,7 +406,7 @@ func (x *MessageSummary) String() string {
 func (*MessageSummary) ProtoMessage() {}
 
 func (x *MessageSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[2]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -279,7 +419,7 @@ func (x *MessageSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageSummary.ProtoReflect.Descriptor instead.
 func (*MessageSummary) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{2}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *MessageSummary) GetId() string {
@@ -334,7 +474,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[3]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +486,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[3]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +499,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{3}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Message) GetId() string {
@@ -415,7 +555,7 @@ type CreateSessionRequest struct {
 
 func (x *CreateSessionRequest) Reset() {
 	*x = CreateSessionRequest{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[4]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -427,7 +567,7 @@ func (x *CreateSessionRequest) String() string {
 func (*CreateSessionRequest) ProtoMessage() {}
 
 func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[4]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -440,7 +580,7 @@ func (x *CreateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateSessionRequest) GetCurrentUser() *CurrentUser {
@@ -463,7 +603,7 @@ type CreateSessionResponse struct {
 
 func (x *CreateSessionResponse) Reset() {
 	*x = CreateSessionResponse{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[5]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +615,7 @@ func (x *CreateSessionResponse) String() string {
 func (*CreateSessionResponse) ProtoMessage() {}
 
 func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[5]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +628,7 @@ func (x *CreateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateSessionResponse) GetConversationId() string {
@@ -524,7 +664,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[6]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +676,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[6]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +689,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListSessionsRequest) GetUserId() int64 {
@@ -593,7 +733,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[7]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -605,7 +745,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[7]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -618,7 +758,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListSessionsResponse) GetTotal() int64 {
@@ -646,7 +786,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[8]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -658,7 +798,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[8]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -671,7 +811,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetSessionRequest) GetConversationId() string {
@@ -694,7 +834,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[9]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -706,7 +846,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[9]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -719,7 +859,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{9}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -761,7 +901,7 @@ type UpdateSessionRequest struct {
 
 func (x *UpdateSessionRequest) Reset() {
 	*x = UpdateSessionRequest{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[10]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +913,7 @@ func (x *UpdateSessionRequest) String() string {
 func (*UpdateSessionRequest) ProtoMessage() {}
 
 func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[10]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +926,7 @@ func (x *UpdateSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSessionRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{10}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateSessionRequest) GetId() string {
@@ -842,7 +982,7 @@ type UpdateSessionResponse struct {
 
 func (x *UpdateSessionResponse) Reset() {
 	*x = UpdateSessionResponse{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[11]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -854,7 +994,7 @@ func (x *UpdateSessionResponse) String() string {
 func (*UpdateSessionResponse) ProtoMessage() {}
 
 func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[11]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -867,7 +1007,7 @@ func (x *UpdateSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSessionResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSessionResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{11}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UpdateSessionResponse) GetSession() *Session {
@@ -888,7 +1028,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[12]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1040,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[12]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1053,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{12}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteSessionRequest) GetId() string {
@@ -937,7 +1077,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[13]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +1089,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[13]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1102,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{13}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeleteSessionResponse) GetStatus() string {
@@ -993,7 +1133,7 @@ type ListSessionMessagesRequest struct {
 
 func (x *ListSessionMessagesRequest) Reset() {
 	*x = ListSessionMessagesRequest{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[14]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1145,7 @@ func (x *ListSessionMessagesRequest) String() string {
 func (*ListSessionMessagesRequest) ProtoMessage() {}
 
 func (x *ListSessionMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[14]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1158,7 @@ func (x *ListSessionMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionMessagesRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{14}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListSessionMessagesRequest) GetConversationId() string {
@@ -1048,7 +1188,7 @@ type ListSessionMessagesResponse struct {
 
 func (x *ListSessionMessagesResponse) Reset() {
 	*x = ListSessionMessagesResponse{}
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[15]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1200,7 @@ func (x *ListSessionMessagesResponse) String() string {
 func (*ListSessionMessagesResponse) ProtoMessage() {}
 
 func (x *ListSessionMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_chat_v1_session_proto_msgTypes[15]
+	mi := &file_shopmind_chat_v1_session_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1213,7 @@ func (x *ListSessionMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionMessagesResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{15}
+	return file_shopmind_chat_v1_session_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListSessionMessagesResponse) GetMessages() []*Message {
@@ -1087,7 +1227,16 @@ var File_shopmind_chat_v1_session_proto protoreflect.FileDescriptor
 
 const file_shopmind_chat_v1_session_proto_rawDesc = "" +
 	"\n" +
-	"\x1eshopmind/chat/v1/session.proto\x12\x10shopmind.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\xa9\x01\n" +
+	"\x1eshopmind/chat/v1/session.proto\x12\x10shopmind.chat.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bshopmind/chat/v1/chat.proto\x1a\x1fshopmind/common/v1/common.proto\"{\n" +
+	"\x1aStreamSessionEventsRequest\x121\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\x0econversationId\x12*\n" +
+	"\fafter_offset\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\vafterOffset\"\xca\x01\n" +
+	"\x1bStreamSessionEventsResponse\x12'\n" +
+	"\x0fconversation_id\x18\x01 \x01(\tR\x0econversationId\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x03R\x06offset\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12<\n" +
+	"\x05event\x18\x05 \x01(\v2&.shopmind.chat.v1.SendMessagesResponseR\x05event\"\xa9\x01\n" +
 	"\vCurrentUser\x12 \n" +
 	"\auser_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06userId\x12'\n" +
 	"\busername\x18\x02 \x01(\tB\v\xbaH\x04r\x02\x18@\xe8\x9a'\x01R\busername\x12 \n" +
@@ -1168,7 +1317,7 @@ const file_shopmind_chat_v1_session_proto_rawDesc = "" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x01H\x00R\x05limit\x88\x01\x01B\b\n" +
 	"\x06_limit\"T\n" +
 	"\x1bListSessionMessagesResponse\x125\n" +
-	"\bmessages\x18\x01 \x03(\v2\x19.shopmind.chat.v1.MessageR\bmessages2\xd3\a\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.shopmind.chat.v1.MessageR\bmessages2\x95\t\n" +
 	"\x0eSessionService\x12\x96\x01\n" +
 	"\rCreateSession\x12&.shopmind.chat.v1.CreateSessionRequest\x1a'.shopmind.chat.v1.CreateSessionResponse\"4ʔ'\x15\x12\x13chat:session:create\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/api/v1/sessions\x12\x8e\x01\n" +
 	"\fListSessions\x12%.shopmind.chat.v1.ListSessionsRequest\x1a&.shopmind.chat.v1.ListSessionsResponse\"/ʔ'\x13\x12\x11chat:session:list\x82\xd3\xe4\x93\x02\x12\x12\x10/api/v1/sessions\x12\x9b\x01\n" +
@@ -1176,7 +1325,8 @@ const file_shopmind_chat_v1_session_proto_rawDesc = "" +
 	"GetSession\x12#.shopmind.chat.v1.GetSessionRequest\x1a$.shopmind.chat.v1.GetSessionResponse\"Bʔ'\x14\x12\x12chat:session:query\x82\xd3\xe4\x93\x02$\x12\"/api/v1/sessions/{conversation_id}\x12\x9b\x01\n" +
 	"\rUpdateSession\x12&.shopmind.chat.v1.UpdateSessionRequest\x1a'.shopmind.chat.v1.UpdateSessionResponse\"9ʔ'\x15\x12\x13chat:session:update\x82\xd3\xe4\x93\x02\x1a:\x01*\x1a\x15/api/v1/sessions/{id}\x12\x98\x01\n" +
 	"\rDeleteSession\x12&.shopmind.chat.v1.DeleteSessionRequest\x1a'.shopmind.chat.v1.DeleteSessionResponse\"6ʔ'\x15\x12\x13chat:session:delete\x82\xd3\xe4\x93\x02\x17*\x15/api/v1/sessions/{id}\x12\xbf\x01\n" +
-	"\x13ListSessionMessages\x12,.shopmind.chat.v1.ListSessionMessagesRequest\x1a-.shopmind.chat.v1.ListSessionMessagesResponse\"Kʔ'\x14\x12\x12chat:session:query\x82\xd3\xe4\x93\x02-\x12+/api/v1/sessions/{conversation_id}/messagesB=Z;github.com/shopmind/shopmind/gen/go/shopmind/chat/v1;chatv1b\x06proto3"
+	"\x13ListSessionMessages\x12,.shopmind.chat.v1.ListSessionMessagesRequest\x1a-.shopmind.chat.v1.ListSessionMessagesResponse\"Kʔ'\x14\x12\x12chat:session:query\x82\xd3\xe4\x93\x02-\x12+/api/v1/sessions/{conversation_id}/messages\x12\xbf\x01\n" +
+	"\x13StreamSessionEvents\x12,.shopmind.chat.v1.StreamSessionEventsRequest\x1a-.shopmind.chat.v1.StreamSessionEventsResponse\"Iʔ'\x14\x12\x12chat:session:query\x82\xd3\xe4\x93\x02+\x12)/api/v1/sessions/{conversation_id}/events0\x01B=Z;github.com/shopmind/shopmind/gen/go/shopmind/chat/v1;chatv1b\x06proto3"
 
 var (
 	file_shopmind_chat_v1_session_proto_rawDescOnce sync.Once
@@ -1190,61 +1340,67 @@ func file_shopmind_chat_v1_session_proto_rawDescGZIP() []byte {
 	return file_shopmind_chat_v1_session_proto_rawDescData
 }
 
-var file_shopmind_chat_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_shopmind_chat_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_shopmind_chat_v1_session_proto_goTypes = []any{
-	(*CurrentUser)(nil),                 // 0: shopmind.chat.v1.CurrentUser
-	(*Session)(nil),                     // 1: shopmind.chat.v1.Session
-	(*MessageSummary)(nil),              // 2: shopmind.chat.v1.MessageSummary
-	(*Message)(nil),                     // 3: shopmind.chat.v1.Message
-	(*CreateSessionRequest)(nil),        // 4: shopmind.chat.v1.CreateSessionRequest
-	(*CreateSessionResponse)(nil),       // 5: shopmind.chat.v1.CreateSessionResponse
-	(*ListSessionsRequest)(nil),         // 6: shopmind.chat.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),        // 7: shopmind.chat.v1.ListSessionsResponse
-	(*GetSessionRequest)(nil),           // 8: shopmind.chat.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),          // 9: shopmind.chat.v1.GetSessionResponse
-	(*UpdateSessionRequest)(nil),        // 10: shopmind.chat.v1.UpdateSessionRequest
-	(*UpdateSessionResponse)(nil),       // 11: shopmind.chat.v1.UpdateSessionResponse
-	(*DeleteSessionRequest)(nil),        // 12: shopmind.chat.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),       // 13: shopmind.chat.v1.DeleteSessionResponse
-	(*ListSessionMessagesRequest)(nil),  // 14: shopmind.chat.v1.ListSessionMessagesRequest
-	(*ListSessionMessagesResponse)(nil), // 15: shopmind.chat.v1.ListSessionMessagesResponse
-	(*structpb.Struct)(nil),             // 16: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),       // 17: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),       // 18: google.protobuf.FieldMask
+	(*StreamSessionEventsRequest)(nil),  // 0: shopmind.chat.v1.StreamSessionEventsRequest
+	(*StreamSessionEventsResponse)(nil), // 1: shopmind.chat.v1.StreamSessionEventsResponse
+	(*CurrentUser)(nil),                 // 2: shopmind.chat.v1.CurrentUser
+	(*Session)(nil),                     // 3: shopmind.chat.v1.Session
+	(*MessageSummary)(nil),              // 4: shopmind.chat.v1.MessageSummary
+	(*Message)(nil),                     // 5: shopmind.chat.v1.Message
+	(*CreateSessionRequest)(nil),        // 6: shopmind.chat.v1.CreateSessionRequest
+	(*CreateSessionResponse)(nil),       // 7: shopmind.chat.v1.CreateSessionResponse
+	(*ListSessionsRequest)(nil),         // 8: shopmind.chat.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),        // 9: shopmind.chat.v1.ListSessionsResponse
+	(*GetSessionRequest)(nil),           // 10: shopmind.chat.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),          // 11: shopmind.chat.v1.GetSessionResponse
+	(*UpdateSessionRequest)(nil),        // 12: shopmind.chat.v1.UpdateSessionRequest
+	(*UpdateSessionResponse)(nil),       // 13: shopmind.chat.v1.UpdateSessionResponse
+	(*DeleteSessionRequest)(nil),        // 14: shopmind.chat.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),       // 15: shopmind.chat.v1.DeleteSessionResponse
+	(*ListSessionMessagesRequest)(nil),  // 16: shopmind.chat.v1.ListSessionMessagesRequest
+	(*ListSessionMessagesResponse)(nil), // 17: shopmind.chat.v1.ListSessionMessagesResponse
+	(*SendMessagesResponse)(nil),        // 18: shopmind.chat.v1.SendMessagesResponse
+	(*structpb.Struct)(nil),             // 19: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),       // 20: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),       // 21: google.protobuf.FieldMask
 }
 var file_shopmind_chat_v1_session_proto_depIdxs = []int32{
-	16, // 0: shopmind.chat.v1.CurrentUser.extra:type_name -> google.protobuf.Struct
-	16, // 1: shopmind.chat.v1.Session.preferences:type_name -> google.protobuf.Struct
-	17, // 2: shopmind.chat.v1.Session.created_at:type_name -> google.protobuf.Timestamp
-	17, // 3: shopmind.chat.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
-	17, // 4: shopmind.chat.v1.MessageSummary.created_at:type_name -> google.protobuf.Timestamp
-	16, // 5: shopmind.chat.v1.Message.content_json:type_name -> google.protobuf.Struct
-	17, // 6: shopmind.chat.v1.Message.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 7: shopmind.chat.v1.CreateSessionRequest.current_user:type_name -> shopmind.chat.v1.CurrentUser
-	1,  // 8: shopmind.chat.v1.ListSessionsResponse.sessions:type_name -> shopmind.chat.v1.Session
-	1,  // 9: shopmind.chat.v1.GetSessionResponse.session:type_name -> shopmind.chat.v1.Session
-	2,  // 10: shopmind.chat.v1.GetSessionResponse.recent_messages:type_name -> shopmind.chat.v1.MessageSummary
-	16, // 11: shopmind.chat.v1.UpdateSessionRequest.preferences:type_name -> google.protobuf.Struct
-	18, // 12: shopmind.chat.v1.UpdateSessionRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 13: shopmind.chat.v1.UpdateSessionResponse.session:type_name -> shopmind.chat.v1.Session
-	3,  // 14: shopmind.chat.v1.ListSessionMessagesResponse.messages:type_name -> shopmind.chat.v1.Message
-	4,  // 15: shopmind.chat.v1.SessionService.CreateSession:input_type -> shopmind.chat.v1.CreateSessionRequest
-	6,  // 16: shopmind.chat.v1.SessionService.ListSessions:input_type -> shopmind.chat.v1.ListSessionsRequest
-	8,  // 17: shopmind.chat.v1.SessionService.GetSession:input_type -> shopmind.chat.v1.GetSessionRequest
-	10, // 18: shopmind.chat.v1.SessionService.UpdateSession:input_type -> shopmind.chat.v1.UpdateSessionRequest
-	12, // 19: shopmind.chat.v1.SessionService.DeleteSession:input_type -> shopmind.chat.v1.DeleteSessionRequest
-	14, // 20: shopmind.chat.v1.SessionService.ListSessionMessages:input_type -> shopmind.chat.v1.ListSessionMessagesRequest
-	5,  // 21: shopmind.chat.v1.SessionService.CreateSession:output_type -> shopmind.chat.v1.CreateSessionResponse
-	7,  // 22: shopmind.chat.v1.SessionService.ListSessions:output_type -> shopmind.chat.v1.ListSessionsResponse
-	9,  // 23: shopmind.chat.v1.SessionService.GetSession:output_type -> shopmind.chat.v1.GetSessionResponse
-	11, // 24: shopmind.chat.v1.SessionService.UpdateSession:output_type -> shopmind.chat.v1.UpdateSessionResponse
-	13, // 25: shopmind.chat.v1.SessionService.DeleteSession:output_type -> shopmind.chat.v1.DeleteSessionResponse
-	15, // 26: shopmind.chat.v1.SessionService.ListSessionMessages:output_type -> shopmind.chat.v1.ListSessionMessagesResponse
-	21, // [21:27] is the sub-list for method output_type
-	15, // [15:21] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	18, // 0: shopmind.chat.v1.StreamSessionEventsResponse.event:type_name -> shopmind.chat.v1.SendMessagesResponse
+	19, // 1: shopmind.chat.v1.CurrentUser.extra:type_name -> google.protobuf.Struct
+	19, // 2: shopmind.chat.v1.Session.preferences:type_name -> google.protobuf.Struct
+	20, // 3: shopmind.chat.v1.Session.created_at:type_name -> google.protobuf.Timestamp
+	20, // 4: shopmind.chat.v1.Session.updated_at:type_name -> google.protobuf.Timestamp
+	20, // 5: shopmind.chat.v1.MessageSummary.created_at:type_name -> google.protobuf.Timestamp
+	19, // 6: shopmind.chat.v1.Message.content_json:type_name -> google.protobuf.Struct
+	20, // 7: shopmind.chat.v1.Message.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 8: shopmind.chat.v1.CreateSessionRequest.current_user:type_name -> shopmind.chat.v1.CurrentUser
+	3,  // 9: shopmind.chat.v1.ListSessionsResponse.sessions:type_name -> shopmind.chat.v1.Session
+	3,  // 10: shopmind.chat.v1.GetSessionResponse.session:type_name -> shopmind.chat.v1.Session
+	4,  // 11: shopmind.chat.v1.GetSessionResponse.recent_messages:type_name -> shopmind.chat.v1.MessageSummary
+	19, // 12: shopmind.chat.v1.UpdateSessionRequest.preferences:type_name -> google.protobuf.Struct
+	21, // 13: shopmind.chat.v1.UpdateSessionRequest.update_mask:type_name -> google.protobuf.FieldMask
+	3,  // 14: shopmind.chat.v1.UpdateSessionResponse.session:type_name -> shopmind.chat.v1.Session
+	5,  // 15: shopmind.chat.v1.ListSessionMessagesResponse.messages:type_name -> shopmind.chat.v1.Message
+	6,  // 16: shopmind.chat.v1.SessionService.CreateSession:input_type -> shopmind.chat.v1.CreateSessionRequest
+	8,  // 17: shopmind.chat.v1.SessionService.ListSessions:input_type -> shopmind.chat.v1.ListSessionsRequest
+	10, // 18: shopmind.chat.v1.SessionService.GetSession:input_type -> shopmind.chat.v1.GetSessionRequest
+	12, // 19: shopmind.chat.v1.SessionService.UpdateSession:input_type -> shopmind.chat.v1.UpdateSessionRequest
+	14, // 20: shopmind.chat.v1.SessionService.DeleteSession:input_type -> shopmind.chat.v1.DeleteSessionRequest
+	16, // 21: shopmind.chat.v1.SessionService.ListSessionMessages:input_type -> shopmind.chat.v1.ListSessionMessagesRequest
+	0,  // 22: shopmind.chat.v1.SessionService.StreamSessionEvents:input_type -> shopmind.chat.v1.StreamSessionEventsRequest
+	7,  // 23: shopmind.chat.v1.SessionService.CreateSession:output_type -> shopmind.chat.v1.CreateSessionResponse
+	9,  // 24: shopmind.chat.v1.SessionService.ListSessions:output_type -> shopmind.chat.v1.ListSessionsResponse
+	11, // 25: shopmind.chat.v1.SessionService.GetSession:output_type -> shopmind.chat.v1.GetSessionResponse
+	13, // 26: shopmind.chat.v1.SessionService.UpdateSession:output_type -> shopmind.chat.v1.UpdateSessionResponse
+	15, // 27: shopmind.chat.v1.SessionService.DeleteSession:output_type -> shopmind.chat.v1.DeleteSessionResponse
+	17, // 28: shopmind.chat.v1.SessionService.ListSessionMessages:output_type -> shopmind.chat.v1.ListSessionMessagesResponse
+	1,  // 29: shopmind.chat.v1.SessionService.StreamSessionEvents:output_type -> shopmind.chat.v1.StreamSessionEventsResponse
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_shopmind_chat_v1_session_proto_init() }
@@ -1252,16 +1408,17 @@ func file_shopmind_chat_v1_session_proto_init() {
 	if File_shopmind_chat_v1_session_proto != nil {
 		return
 	}
-	file_shopmind_chat_v1_session_proto_msgTypes[6].OneofWrappers = []any{}
-	file_shopmind_chat_v1_session_proto_msgTypes[10].OneofWrappers = []any{}
-	file_shopmind_chat_v1_session_proto_msgTypes[14].OneofWrappers = []any{}
+	file_shopmind_chat_v1_chat_proto_init()
+	file_shopmind_chat_v1_session_proto_msgTypes[8].OneofWrappers = []any{}
+	file_shopmind_chat_v1_session_proto_msgTypes[12].OneofWrappers = []any{}
+	file_shopmind_chat_v1_session_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_chat_v1_session_proto_rawDesc), len(file_shopmind_chat_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -32,6 +32,7 @@ const (
 	SessionService_UpdateSession_FullMethodName       = "/shopmind.chat.v1.SessionService/UpdateSession"
 	SessionService_DeleteSession_FullMethodName       = "/shopmind.chat.v1.SessionService/DeleteSession"
 	SessionService_ListSessionMessages_FullMethodName = "/shopmind.chat.v1.SessionService/ListSessionMessages"
+	SessionService_StreamSessionEvents_FullMethodName = "/shopmind.chat.v1.SessionService/StreamSessionEvents"
 )
 
 // SessionServiceClient is the client API for SessionService service.
@@ -53,6 +54,14 @@ type SessionServiceClient interface {
 	DeleteSession(ctx context.Context, in *DeleteSessionRequest, opts ...grpc.CallOption) (*DeleteSessionResponse, error)
 	// ListSessionMessages returns a session's history for the frontend.
 	ListSessionMessages(ctx context.Context, in *ListSessionMessagesRequest, opts ...grpc.CallOption) (*ListSessionMessagesResponse, error)
+	// StreamSessionEvents follows a session in real time: each user message accepted in it
+	// and the events of its replies, from whichever client sent the message (server-sent
+	// events over REST, topic "session:<id>" on the WebSocket channel). Events carry offsets
+	// that grow; the service keeps the most recent ones of each session in memory (not across
+	// a restart). after_offset 0: new events only. A position no longer kept (or from before
+	// a restart) is 410 Gone: refetch the history (ListSessionMessages) and follow on from 0.
+	// Another user's session is 404, like a missing one.
+	StreamSessionEvents(ctx context.Context, in *StreamSessionEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamSessionEventsResponse], error)
 }
 
 type sessionServiceClient struct {
@@ -123,6 +132,25 @@ func (c *sessionServiceClient) ListSessionMessages(ctx context.Context, in *List
 	return out, nil
 }
 
+func (c *sessionServiceClient) StreamSessionEvents(ctx context.Context, in *StreamSessionEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamSessionEventsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &SessionService_ServiceDesc.Streams[0], SessionService_StreamSessionEvents_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[StreamSessionEventsRequest, StreamSessionEventsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SessionService_StreamSessionEventsClient = grpc.ServerStreamingClient[StreamSessionEventsResponse]
+
 // SessionServiceServer is the server API for SessionService service.
 // All implementations must embed UnimplementedSessionServiceServer
 // for forward compatibility.
@@ -142,6 +170,14 @@ type SessionServiceServer interface {
 	DeleteSession(context.Context, *DeleteSessionRequest) (*DeleteSessionResponse, error)
 	// ListSessionMessages returns a session's history for the frontend.
 	ListSessionMessages(context.Context, *ListSessionMessagesRequest) (*ListSessionMessagesResponse, error)
+	// StreamSessionEvents follows a session in real time: each user message accepted in it
+	// and the events of its replies, from whichever client sent the message (server-sent
+	// events over REST, topic "session:<id>" on the WebSocket channel). Events carry offsets
+	// that grow; the service keeps the most recent ones of each session in memory (not across
+	// a restart). after_offset 0: new events only. A position no longer kept (or from before
+	// a restart) is 410 Gone: refetch the history (ListSessionMessages) and follow on from 0.
+	// Another user's session is 404, like a missing one.
+	StreamSessionEvents(*StreamSessionEventsRequest, grpc.ServerStreamingServer[StreamSessionEventsResponse]) error
 	mustEmbedUnimplementedSessionServiceServer()
 }
 
@@ -169,6 +205,9 @@ func (UnimplementedSessionServiceServer) DeleteSession(context.Context, *DeleteS
 }
 func (UnimplementedSessionServiceServer) ListSessionMessages(context.Context, *ListSessionMessagesRequest) (*ListSessionMessagesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListSessionMessages not implemented")
+}
+func (UnimplementedSessionServiceServer) StreamSessionEvents(*StreamSessionEventsRequest, grpc.ServerStreamingServer[StreamSessionEventsResponse]) error {
+	return status.Error(codes.Unimplemented, "method StreamSessionEvents not implemented")
 }
 func (UnimplementedSessionServiceServer) mustEmbedUnimplementedSessionServiceServer() {}
 func (UnimplementedSessionServiceServer) testEmbeddedByValue()                        {}
@@ -299,6 +338,17 @@ func _SessionService_ListSessionMessages_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _SessionService_StreamSessionEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(StreamSessionEventsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(SessionServiceServer).StreamSessionEvents(m, &grpc.GenericServerStream[StreamSessionEventsRequest, StreamSessionEventsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type SessionService_StreamSessionEventsServer = grpc.ServerStreamingServer[StreamSessionEventsResponse]
+
 // SessionService_ServiceDesc is the grpc.ServiceDesc for SessionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -331,6 +381,12 @@ var SessionService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _SessionService_ListSessionMessages_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "StreamSessionEvents",
+			Handler:       _SessionService_StreamSessionEvents_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "shopmind/chat/v1/session.proto",
 }

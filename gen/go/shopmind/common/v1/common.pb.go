@@ -55,6 +55,11 @@ const (
 	// function), so that the argument names beneath it (json.current_user.username) read like
 	// SQL to the level-2 rules. Its values are not affected.
 	TextKind_TEXT_KIND_SQL_WORD_NAME TextKind = 3
+	// A SQL statement the service parses with a real SQL parser and runs only through the SQL
+	// sandbox (internal/sqlsandbox: allowlist, tenant rewrite, read-only role, caps). The WAF's
+	// SQL-injection and shell-expression rules (tags attack-sqli and attack-rce) leave it alone at
+	// every paranoia level; every other rule still inspects it.
+	TextKind_TEXT_KIND_SQL TextKind = 4
 )
 
 // Enum value maps for TextKind.
@@ -64,12 +69,14 @@ var (
 		1: "TEXT_KIND_FREE",
 		2: "TEXT_KIND_FIELD_NAMES",
 		3: "TEXT_KIND_SQL_WORD_NAME",
+		4: "TEXT_KIND_SQL",
 	}
 	TextKind_value = map[string]int32{
 		"TEXT_KIND_UNSPECIFIED":   0,
 		"TEXT_KIND_FREE":          1,
 		"TEXT_KIND_FIELD_NAMES":   2,
 		"TEXT_KIND_SQL_WORD_NAME": 3,
+		"TEXT_KIND_SQL":           4,
 	}
 )
 
@@ -95,6 +102,16 @@ func (x TextKind) Number() protoreflect.EnumNumber {
 	return protoreflect.EnumNumber(x)
 }
 
+// Deprecated: Do not use.
+func (x *TextKind) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = TextKind(num)
+	return nil
+}
+
 // Deprecated: Use TextKind.Descriptor instead.
 func (TextKind) EnumDescriptor() ([]byte, []int) {
 	return file_shopmind_common_v1_common_proto_rawDescGZIP(), []int{0}
@@ -109,7 +126,12 @@ type AccessRule struct {
 	// Empty: any authenticated user of the tenant.
 	Permission *string `protobuf:"bytes,2,opt,name=permission" json:"permission,omitempty"`
 	// Administrator-only RPC (the spec's "-m" paths); checked through the system service.
-	Admin         *bool `protobuf:"varint,3,opt,name=admin" json:"admin,omitempty"`
+	Admin *bool `protobuf:"varint,3,opt,name=admin" json:"admin,omitempty"`
+	// Platform-operator-only RPC (managing tenants): the caller must be an enabled
+	// administrator of an operator tenant, a tenant marked so by `shopmind tenant create
+	// --operator` (never through the API). Implies admin. No tenant is an operator tenant
+	// unless an operator made it one, so these RPCs refuse everyone by default.
+	Operator      *bool `protobuf:"varint,4,opt,name=operator" json:"operator,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -161,6 +183,13 @@ func (x *AccessRule) GetPermission() string {
 func (x *AccessRule) GetAdmin() bool {
 	if x != nil && x.Admin != nil {
 		return *x.Admin
+	}
+	return false
+}
+
+func (x *AccessRule) GetOperator() bool {
+	if x != nil && x.Operator != nil {
+		return *x.Operator
 	}
 	return false
 }
@@ -727,14 +756,15 @@ var File_shopmind_common_v1_common_proto protoreflect.FileDescriptor
 
 const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"\n" +
-	"\x1fshopmind/common/v1/common.proto\x12\x12shopmind.common.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/descriptor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"Z\n" +
+	"\x1fshopmind/common/v1/common.proto\x12\x12shopmind.common.v1\x1a\x1bbuf/validate/validate.proto\x1a google/protobuf/descriptor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"v\n" +
 	"\n" +
 	"AccessRule\x12\x16\n" +
 	"\x06public\x18\x01 \x01(\bR\x06public\x12\x1e\n" +
 	"\n" +
 	"permission\x18\x02 \x01(\tR\n" +
 	"permission\x12\x14\n" +
-	"\x05admin\x18\x03 \x01(\bR\x05admin\"[\n" +
+	"\x05admin\x18\x03 \x01(\bR\x05admin\x12\x1a\n" +
+	"\boperator\x18\x04 \x01(\bR\boperator\"[\n" +
 	"\vPageRequest\x12$\n" +
 	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01R\apageNum\x12&\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01R\bpageSize\"X\n" +
@@ -743,11 +773,10 @@ const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"\bpage_num\x18\x02 \x01(\x05R\apageNum\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\")\n" +
 	"\tIDRequest\x12\x1c\n" +
-	"\x02id\x18\x01 \x01(\x03B\f\xbaH\t\xc8\x01\x01\"\x04\xb8\x8e'\x01R\x02id\"*\n" +
+	"\x02id\x18\x01 \x01(\x03B\f\xbaH\t\xc8\x01\x01\"\x04\xb8\x8e'\x01R\x02id\",\n" +
 	"\n" +
-	"IDsRequest\x12\x1c\n" +
-	"\x03ids\x18\x01 \x03(\x03B\n" +
-	"\xbaH\a\x92\x01\x04\xc0\x8e'\x01R\x03ids\"\xf2\x01\n" +
+	"IDsRequest\x12\x1e\n" +
+	"\x03ids\x18\x01 \x03(\x03B\f\xbaH\a\x92\x01\x04\xc0\x8e'\x01\x10\x01R\x03ids\"\xf2\x01\n" +
 	"\x10TimeRangeRequest\x12A\n" +
 	"\n" +
 	"start_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tstartTime\x12=\n" +
@@ -764,12 +793,13 @@ const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"\asort_by\x18\x03 \x01(\tR\x06sortBy\x12(\n" +
 	"\n" +
 	"sort_order\x18\x04 \x01(\tB\t\xbaH\x06r\x04Ȏ'\x01R\tsortOrder\"\a\n" +
-	"\x05Empty*q\n" +
+	"\x05Empty*\x84\x01\n" +
 	"\bTextKind\x12\x19\n" +
 	"\x15TEXT_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eTEXT_KIND_FREE\x10\x01\x12\x19\n" +
 	"\x15TEXT_KIND_FIELD_NAMES\x10\x02\x12\x1b\n" +
-	"\x17TEXT_KIND_SQL_WORD_NAME\x10\x03:e\n" +
+	"\x17TEXT_KIND_SQL_WORD_NAME\x10\x03\x12\x11\n" +
+	"\rTEXT_KIND_SQL\x10\x04:e\n" +
 	"\bpage_num\x12\x18.buf.validate.Int32Rules\x18\xe5\xf1\x04 \x01(\bB.\xc2H+\n" +
 	")\n" +
 	"\bpage_num\x12\x12must be at least 1\x1a\tthis >= 1R\apageNum:~\n" +
@@ -793,7 +823,7 @@ const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"h\n" +
 	"\tsort_spec\x12\x1amust be <field>,<asc|desc>\x1a?this == '' || this.matches('^[a-z][a-z0-9_]{0,63},(asc|desc)$')R\bsortSpec:X\n" +
 	"\x06access\x12\x1e.google.protobuf.MethodOptions\x18\xc9\xf2\x04 \x01(\v2\x1e.shopmind.common.v1.AccessRuleR\x06access:Z\n" +
-	"\ttext_kind\x12\x1d.google.protobuf.FieldOptions\x18\xad\xf3\x04 \x01(\x0e2\x1c.shopmind.common.v1.TextKindR\btextKindBAZ?github.com/shopmind/shopmind/gen/go/shopmind/common/v1;commonv1b\beditionsp\xe8\a"
+	"\ttext_kind\x12\x1d.google.protobuf.FieldOptions\x18\xad\xf3\x04 \x01(\x0e2\x1c.shopmind.common.v1.TextKindR\btextKindBAZ?github.com/shopmind/shopmind/gen/go/shopmind/common/v1;commonv1"
 
 var (
 	file_shopmind_common_v1_common_proto_rawDescOnce sync.Once

@@ -368,7 +368,11 @@ func (x *UploadSettings) GetRandomDelayMsMax() int32 {
 // SyncMetricsRequest is one batch of collected metric values. Malformed batches (rule
 // violations below) are rejected whole with 400; items that are well formed but not
 // acceptable (unknown metric key, shop not of the tenant, collected_at in the future or older
-// than 30 days) are rejected one by one and reported in the response.
+// than 30 days) are rejected one by one and reported in the response; the good items are
+// stored. A batch larger than SHOPMIND_CRX_SYNC_MAX_BYTES serialized (default 1 MiB) is
+// refused with 413, a batch from an extension older than the minimum supported version with
+// 422; a batch that cannot be stored (analytical store or shop directory unavailable) is
+// refused whole with 503 and nothing of it is stored. Times are kept to the second.
 type SyncMetricsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Client-generated batch id, a UUID string, for idempotency: a batch id already accepted
@@ -453,7 +457,15 @@ type MetricItem struct {
 	// Dimensions of the value (for example {"channel": "search", "device": "mobile"}): at most
 	// 16 pairs; keys lowercase identifiers of at most 32 characters, values at most 256
 	// characters.
-	Dims          map[string]string `protobuf:"bytes,7,rep,name=dims,proto3" json:"dims,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Dims map[string]string `protobuf:"bytes,7,rep,name=dims,proto3" json:"dims,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// E-commerce platform the value was read on, a lowercase identifier of at most 32
+	// characters (for example "taobao"). Empty: the shop's platform.
+	Platform string `protobuf:"bytes,8,opt,name=platform,proto3" json:"platform,omitempty"`
+	// The date or time the value describes (a day's GMV: that day at 00:00 UTC; a live
+	// counter: unset). Unset: collected_at. Together with the tenant, shop, metric_key and dims
+	// it identifies the value: a second value with the same key is a duplicate, not stored
+	// (the first value stays).
+	StatTime      *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=stat_time,json=statTime,proto3" json:"stat_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -533,6 +545,20 @@ func (x *MetricItem) GetPageUrl() string {
 func (x *MetricItem) GetDims() map[string]string {
 	if x != nil {
 		return x.Dims
+	}
+	return nil
+}
+
+func (x *MetricItem) GetPlatform() string {
+	if x != nil {
+		return x.Platform
+	}
+	return ""
+}
+
+func (x *MetricItem) GetStatTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StatTime
 	}
 	return nil
 }
@@ -627,8 +653,11 @@ type ItemError struct {
 	Index int32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
 	// The item's metric_key.
 	MetricKey string `protobuf:"bytes,2,opt,name=metric_key,json=metricKey,proto3" json:"metric_key,omitempty"`
-	// Machine-readable reason: "unknown_metric", "unknown_shop", "forbidden_shop",
-	// "stale_timestamp", "future_timestamp".
+	// Machine-readable reason: "unknown_metric" (not in the tenant's configuration),
+	// "unknown_shop" (no such shop in the caller's tenant; another tenant's shop gets the same
+	// answer, so ids of other tenants are not revealed), "stale_timestamp" (collected_at older
+	// than 30 days), "future_timestamp" (collected_at more than 5 minutes ahead, or stat_time
+	// more than a day ahead). "forbidden_shop" is reserved and not used.
 	Code string `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
 	// Human-readable description.
 	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
@@ -1146,6 +1175,844 @@ func (x *GetVersionResponse) GetReleasedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// TenantConfig is what an administrator sets for the tenant's extensions.
+type TenantConfig struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Metrics the extension collects, in display order; at most 200, keys unique.
+	Metrics []*MetricDefinition `protobuf:"bytes,1,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	// How the extension collects and uploads. Required on update.
+	Upload *UploadSettings `protobuf:"bytes,2,opt,name=upload,proto3" json:"upload,omitempty"`
+	// Version of this configuration, incremented by each update (0: the defaults, never set).
+	// Output only.
+	ConfigVersion int64 `protobuf:"varint,3,opt,name=config_version,json=configVersion,proto3" json:"config_version,omitempty"`
+	// When an administrator last changed it. Output only.
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TenantConfig) Reset() {
+	*x = TenantConfig{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TenantConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TenantConfig) ProtoMessage() {}
+
+func (x *TenantConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TenantConfig.ProtoReflect.Descriptor instead.
+func (*TenantConfig) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TenantConfig) GetMetrics() []*MetricDefinition {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *TenantConfig) GetUpload() *UploadSettings {
+	if x != nil {
+		return x.Upload
+	}
+	return nil
+}
+
+func (x *TenantConfig) GetConfigVersion() int64 {
+	if x != nil {
+		return x.ConfigVersion
+	}
+	return 0
+}
+
+func (x *TenantConfig) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// GetTenantConfigRequest has no parameters: the configuration is the caller's tenant's.
+type GetTenantConfigRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTenantConfigRequest) Reset() {
+	*x = GetTenantConfigRequest{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTenantConfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTenantConfigRequest) ProtoMessage() {}
+
+func (x *GetTenantConfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTenantConfigRequest.ProtoReflect.Descriptor instead.
+func (*GetTenantConfigRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{15}
+}
+
+// GetTenantConfigResponse is the tenant's extension configuration.
+type GetTenantConfigResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The configuration (the defaults, with config_version 0, when none was set).
+	Config        *TenantConfig `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTenantConfigResponse) Reset() {
+	*x = GetTenantConfigResponse{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTenantConfigResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTenantConfigResponse) ProtoMessage() {}
+
+func (x *GetTenantConfigResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTenantConfigResponse.ProtoReflect.Descriptor instead.
+func (*GetTenantConfigResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetTenantConfigResponse) GetConfig() *TenantConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+// UpdateTenantConfigRequest replaces the tenant's extension configuration. The service also
+// checks what the rules cannot say: metric keys unique, url_pattern and api_url_pattern valid
+// RE2, source "dom" with a selector or "api" with api_url_pattern and json_path, each
+// interval_seconds at least 60, upload.batch_size 1 to 500, upload.interval_seconds 10 to
+// 86400, upload.max_concurrent_tabs 1 to 20, 0 <= random_delay_ms_min <=
+// random_delay_ms_max <= 60000. Each violation is a 400 naming the field (for example
+// metrics[2].url_pattern).
+type UpdateTenantConfigRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Metrics the extension collects, in display order; at most 200.
+	Metrics []*MetricDefinition `protobuf:"bytes,1,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	// How the extension collects and uploads. Required unless restore_defaults.
+	Upload *UploadSettings `protobuf:"bytes,2,opt,name=upload,proto3" json:"upload,omitempty"`
+	// True: drop the tenant's configuration and go back to the defaults.
+	RestoreDefaults bool `protobuf:"varint,3,opt,name=restore_defaults,json=restoreDefaults,proto3" json:"restore_defaults,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *UpdateTenantConfigRequest) Reset() {
+	*x = UpdateTenantConfigRequest{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateTenantConfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateTenantConfigRequest) ProtoMessage() {}
+
+func (x *UpdateTenantConfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateTenantConfigRequest.ProtoReflect.Descriptor instead.
+func (*UpdateTenantConfigRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *UpdateTenantConfigRequest) GetMetrics() []*MetricDefinition {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+func (x *UpdateTenantConfigRequest) GetUpload() *UploadSettings {
+	if x != nil {
+		return x.Upload
+	}
+	return nil
+}
+
+func (x *UpdateTenantConfigRequest) GetRestoreDefaults() bool {
+	if x != nil {
+		return x.RestoreDefaults
+	}
+	return false
+}
+
+// UpdateTenantConfigResponse is the configuration as stored.
+type UpdateTenantConfigResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stored configuration with its new config_version.
+	Config        *TenantConfig `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateTenantConfigResponse) Reset() {
+	*x = UpdateTenantConfigResponse{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateTenantConfigResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateTenantConfigResponse) ProtoMessage() {}
+
+func (x *UpdateTenantConfigResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateTenantConfigResponse.ProtoReflect.Descriptor instead.
+func (*UpdateTenantConfigResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *UpdateTenantConfigResponse) GetConfig() *TenantConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+// AdhocRecord is one stored ad-hoc upload.
+type AdhocRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Record id.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The user who uploaded it.
+	UserId int64 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The client's upload id.
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// URL of the page.
+	PageUrl string `protobuf:"bytes,4,opt,name=page_url,json=pageUrl,proto3" json:"page_url,omitempty"`
+	// Title of the page.
+	PageTitle string `protobuf:"bytes,5,opt,name=page_title,json=pageTitle,proto3" json:"page_title,omitempty"`
+	// E-commerce platform of the page; empty when unknown.
+	Platform string `protobuf:"bytes,6,opt,name=platform,proto3" json:"platform,omitempty"`
+	// When the data was collected in the browser.
+	CollectedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=collected_at,json=collectedAt,proto3" json:"collected_at,omitempty"`
+	// The collected data, as uploaded.
+	Data *structpb.Struct `protobuf:"bytes,8,opt,name=data,proto3" json:"data,omitempty"`
+	// When the service stored it.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdhocRecord) Reset() {
+	*x = AdhocRecord{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdhocRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdhocRecord) ProtoMessage() {}
+
+func (x *AdhocRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdhocRecord.ProtoReflect.Descriptor instead.
+func (*AdhocRecord) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *AdhocRecord) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *AdhocRecord) GetUserId() int64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *AdhocRecord) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *AdhocRecord) GetPageUrl() string {
+	if x != nil {
+		return x.PageUrl
+	}
+	return ""
+}
+
+func (x *AdhocRecord) GetPageTitle() string {
+	if x != nil {
+		return x.PageTitle
+	}
+	return ""
+}
+
+func (x *AdhocRecord) GetPlatform() string {
+	if x != nil {
+		return x.Platform
+	}
+	return ""
+}
+
+func (x *AdhocRecord) GetCollectedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CollectedAt
+	}
+	return nil
+}
+
+func (x *AdhocRecord) GetData() *structpb.Struct {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *AdhocRecord) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// ListAdhocRequest: page and filters of the ad-hoc listing (query parameters).
+type ListAdhocRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Page number, 1-based. Default 1.
+	PageNum *int32 `protobuf:"varint,1,opt,name=page_num,json=pageNum,proto3,oneof" json:"page_num,omitempty"`
+	// Items per page. Default 10, at most 100.
+	PageSize *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// Keyword: only records whose page title, page URL or captured data contains it
+	// (case-insensitive), at most 128 characters.
+	Keyword string `protobuf:"bytes,3,opt,name=keyword,proto3" json:"keyword,omitempty"`
+	// Only records of this platform.
+	Platform      string `protobuf:"bytes,4,opt,name=platform,proto3" json:"platform,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAdhocRequest) Reset() {
+	*x = ListAdhocRequest{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAdhocRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAdhocRequest) ProtoMessage() {}
+
+func (x *ListAdhocRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAdhocRequest.ProtoReflect.Descriptor instead.
+func (*ListAdhocRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListAdhocRequest) GetPageNum() int32 {
+	if x != nil && x.PageNum != nil {
+		return *x.PageNum
+	}
+	return 0
+}
+
+func (x *ListAdhocRequest) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListAdhocRequest) GetKeyword() string {
+	if x != nil {
+		return x.Keyword
+	}
+	return ""
+}
+
+func (x *ListAdhocRequest) GetPlatform() string {
+	if x != nil {
+		return x.Platform
+	}
+	return ""
+}
+
+// ListAdhocResponse: one page of ad-hoc records.
+type ListAdhocResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The records of the page, newest first (created_at descending, then id descending).
+	Items []*AdhocRecord `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Number of records matching the filters.
+	Total int64 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// The page returned.
+	PageNum int32 `protobuf:"varint,3,opt,name=page_num,json=pageNum,proto3" json:"page_num,omitempty"`
+	// The page size used.
+	PageSize      int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAdhocResponse) Reset() {
+	*x = ListAdhocResponse{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAdhocResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAdhocResponse) ProtoMessage() {}
+
+func (x *ListAdhocResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAdhocResponse.ProtoReflect.Descriptor instead.
+func (*ListAdhocResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListAdhocResponse) GetItems() []*AdhocRecord {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ListAdhocResponse) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ListAdhocResponse) GetPageNum() int32 {
+	if x != nil {
+		return x.PageNum
+	}
+	return 0
+}
+
+func (x *ListAdhocResponse) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+// ErrorLog is one stored extension error.
+type ErrorLog struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Log record id.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The user whose extension reported it.
+	UserId int64 `protobuf:"varint,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Severity: debug, info, warn, error or fatal.
+	Level string `protobuf:"bytes,3,opt,name=level,proto3" json:"level,omitempty"`
+	// Error message.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// Stack trace.
+	Stack string `protobuf:"bytes,5,opt,name=stack,proto3" json:"stack,omitempty"`
+	// Extension version; empty when unknown.
+	ExtensionVersion string `protobuf:"bytes,6,opt,name=extension_version,json=extensionVersion,proto3" json:"extension_version,omitempty"`
+	// Page or view URL.
+	Url string `protobuf:"bytes,7,opt,name=url,proto3" json:"url,omitempty"`
+	// The browser's user agent.
+	UserAgent string `protobuf:"bytes,8,opt,name=user_agent,json=userAgent,proto3" json:"user_agent,omitempty"`
+	// When it happened in the browser.
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// Further context, as sent.
+	Context *structpb.Struct `protobuf:"bytes,10,opt,name=context,proto3" json:"context,omitempty"`
+	// When the service stored it.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErrorLog) Reset() {
+	*x = ErrorLog{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErrorLog) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErrorLog) ProtoMessage() {}
+
+func (x *ErrorLog) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErrorLog.ProtoReflect.Descriptor instead.
+func (*ErrorLog) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ErrorLog) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ErrorLog) GetUserId() int64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *ErrorLog) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *ErrorLog) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ErrorLog) GetStack() string {
+	if x != nil {
+		return x.Stack
+	}
+	return ""
+}
+
+func (x *ErrorLog) GetExtensionVersion() string {
+	if x != nil {
+		return x.ExtensionVersion
+	}
+	return ""
+}
+
+func (x *ErrorLog) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *ErrorLog) GetUserAgent() string {
+	if x != nil {
+		return x.UserAgent
+	}
+	return ""
+}
+
+func (x *ErrorLog) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+func (x *ErrorLog) GetContext() *structpb.Struct {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+func (x *ErrorLog) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// ListErrorLogsRequest: page and filters of the error log (query parameters).
+type ListErrorLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Page number, 1-based. Default 1.
+	PageNum *int32 `protobuf:"varint,1,opt,name=page_num,json=pageNum,proto3,oneof" json:"page_num,omitempty"`
+	// Items per page. Default 10, at most 100.
+	PageSize *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
+	// Only this level. Empty: every level.
+	Level string `protobuf:"bytes,3,opt,name=level,proto3" json:"level,omitempty"`
+	// Only the errors of this user.
+	UserId *int64 `protobuf:"varint,4,opt,name=user_id,json=userId,proto3,oneof" json:"user_id,omitempty"`
+	// Only errors stored at or after this time (inclusive).
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// Only errors stored before this time (exclusive).
+	EndTime       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListErrorLogsRequest) Reset() {
+	*x = ListErrorLogsRequest{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListErrorLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListErrorLogsRequest) ProtoMessage() {}
+
+func (x *ListErrorLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListErrorLogsRequest.ProtoReflect.Descriptor instead.
+func (*ListErrorLogsRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListErrorLogsRequest) GetPageNum() int32 {
+	if x != nil && x.PageNum != nil {
+		return *x.PageNum
+	}
+	return 0
+}
+
+func (x *ListErrorLogsRequest) GetPageSize() int32 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListErrorLogsRequest) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *ListErrorLogsRequest) GetUserId() int64 {
+	if x != nil && x.UserId != nil {
+		return *x.UserId
+	}
+	return 0
+}
+
+func (x *ListErrorLogsRequest) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *ListErrorLogsRequest) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+// ListErrorLogsResponse: one page of extension errors.
+type ListErrorLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The errors of the page, newest first (created_at descending, then id descending).
+	Items []*ErrorLog `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Number of errors matching the filters.
+	Total int64 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// The page returned.
+	PageNum int32 `protobuf:"varint,3,opt,name=page_num,json=pageNum,proto3" json:"page_num,omitempty"`
+	// The page size used.
+	PageSize      int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListErrorLogsResponse) Reset() {
+	*x = ListErrorLogsResponse{}
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListErrorLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListErrorLogsResponse) ProtoMessage() {}
+
+func (x *ListErrorLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_crx_v1_crx_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListErrorLogsResponse.ProtoReflect.Descriptor instead.
+func (*ListErrorLogsResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_crx_v1_crx_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListErrorLogsResponse) GetItems() []*ErrorLog {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ListErrorLogsResponse) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ListErrorLogsResponse) GetPageNum() int32 {
+	if x != nil {
+		return x.PageNum
+	}
+	return 0
+}
+
+func (x *ListErrorLogsResponse) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
 var File_shopmind_crx_v1_crx_proto protoreflect.FileDescriptor
 
 const file_shopmind_crx_v1_crx_proto_rawDesc = "" +
@@ -1179,7 +2046,7 @@ const file_shopmind_crx_v1_crx_proto_rawDesc = "" +
 	"\x12SyncMetricsRequest\x120\n" +
 	"\x0fclient_batch_id\x18\x01 \x01(\tB\b\xbaH\x05r\x03\xb0\x01\x01R\rclientBatchId\x12>\n" +
 	"\x05items\x18\x02 \x03(\v2\x1b.shopmind.crx.v1.MetricItemB\v\xbaH\b\x92\x01\x05\b\x01\x10\xf4\x03R\x05items\x12V\n" +
-	"\x11extension_version\x18\x03 \x01(\tB)\xbaH&\xd8\x01\x01r!2\x1f^[0-9]{1,5}(\\.[0-9]{1,5}){0,3}$R\x10extensionVersion\"\xe5\x04\n" +
+	"\x11extension_version\x18\x03 \x01(\tB)\xbaH&\xd8\x01\x01r!2\x1f^[0-9]{1,5}(\\.[0-9]{1,5}){0,3}$R\x10extensionVersion\"\xdc\x05\n" +
 	"\n" +
 	"MetricItem\x12=\n" +
 	"\n" +
@@ -1189,7 +2056,9 @@ const file_shopmind_crx_v1_crx_proto_rawDesc = "" +
 	"\x05value\x18\x04 \x01(\x01B\a\xbaH\x04\x12\x02@\x01R\x05value\x12E\n" +
 	"\fcollected_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\vcollectedAt\x12-\n" +
 	"\bpage_url\x18\x06 \x01(\tB\x12\xbaH\v\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01\xe8\x9a'\x01R\apageUrl\x12f\n" +
-	"\x04dims\x18\a \x03(\v2%.shopmind.crx.v1.MetricItem.DimsEntryB+\xbaH(\x9a\x01%\x10\x10\"\x1ar\x182\x16^[a-z][a-z0-9_]{0,31}$*\x05r\x03\x18\x80\x02R\x04dims\x1a7\n" +
+	"\x04dims\x18\a \x03(\v2%.shopmind.crx.v1.MetricItem.DimsEntryB+\xbaH(\x9a\x01%\x10\x10\"\x1ar\x182\x16^[a-z][a-z0-9_]{0,31}$*\x05r\x03\x18\x80\x02R\x04dims\x12<\n" +
+	"\bplatform\x18\b \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[a-z][a-z0-9_]{0,31}$R\bplatform\x127\n" +
+	"\tstat_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\bstatTime\x1a7\n" +
 	"\tDimsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01:\x8c\x01\xbaH\x88\x01\x1a\x85\x01\n" +
@@ -1243,14 +2112,96 @@ const file_shopmind_crx_v1_crx_proto_rawDesc = "" +
 	"\fdownload_url\x18\x05 \x01(\tR\vdownloadUrl\x12#\n" +
 	"\rrelease_notes\x18\x06 \x01(\tR\freleaseNotes\x12;\n" +
 	"\vreleased_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"releasedAt2\xc5\x05\n" +
+	"releasedAt\"\xf1\x01\n" +
+	"\fTenantConfig\x12F\n" +
+	"\ametrics\x18\x01 \x03(\v2!.shopmind.crx.v1.MetricDefinitionB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\ametrics\x127\n" +
+	"\x06upload\x18\x02 \x01(\v2\x1f.shopmind.crx.v1.UploadSettingsR\x06upload\x12%\n" +
+	"\x0econfig_version\x18\x03 \x01(\x03R\rconfigVersion\x129\n" +
+	"\n" +
+	"updated_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x18\n" +
+	"\x16GetTenantConfigRequest\"P\n" +
+	"\x17GetTenantConfigResponse\x125\n" +
+	"\x06config\x18\x01 \x01(\v2\x1d.shopmind.crx.v1.TenantConfigR\x06config\"\xfb\x03\n" +
+	"\x19UpdateTenantConfigRequest\x12F\n" +
+	"\ametrics\x18\x01 \x03(\v2!.shopmind.crx.v1.MetricDefinitionB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\ametrics\x127\n" +
+	"\x06upload\x18\x02 \x01(\v2\x1f.shopmind.crx.v1.UploadSettingsR\x06upload\x12)\n" +
+	"\x10restore_defaults\x18\x03 \x01(\bR\x0frestoreDefaults:\xb1\x02\xbaH\xad\x02\x1a\xa2\x01\n" +
+	" update_tenant_config.reset_alone\x124restore_defaults takes no metrics or upload settings\x1aH!this.restore_defaults || (size(this.metrics) == 0 && !has(this.upload))\x1a\x85\x01\n" +
+	"$update_tenant_config.upload_required\x122upload is required unless restore_defaults is true\x1a)this.restore_defaults || has(this.upload)\"S\n" +
+	"\x1aUpdateTenantConfigResponse\x125\n" +
+	"\x06config\x18\x01 \x01(\v2\x1d.shopmind.crx.v1.TenantConfigR\x06config\"\xd0\x02\n" +
+	"\vAdhocRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\x03R\x06userId\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12\x19\n" +
+	"\bpage_url\x18\x04 \x01(\tR\apageUrl\x12\x1d\n" +
+	"\n" +
+	"page_title\x18\x05 \x01(\tR\tpageTitle\x12\x1a\n" +
+	"\bplatform\x18\x06 \x01(\tR\bplatform\x12=\n" +
+	"\fcollected_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vcollectedAt\x12+\n" +
+	"\x04data\x18\b \x01(\v2\x17.google.protobuf.StructR\x04data\x129\n" +
+	"\n" +
+	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xeb\x01\n" +
+	"\x10ListAdhocRequest\x12)\n" +
+	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01\x12&\n" +
+	"\akeyword\x18\x03 \x01(\tB\f\xbaH\x05r\x03\x18\x80\x01\xe8\x9a'\x01R\akeyword\x12<\n" +
+	"\bplatform\x18\x04 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[a-z][a-z0-9_]{0,31}$R\bplatformB\v\n" +
+	"\t_page_numB\f\n" +
+	"\n" +
+	"_page_size\"\x95\x01\n" +
+	"\x11ListAdhocResponse\x122\n" +
+	"\x05items\x18\x01 \x03(\v2\x1c.shopmind.crx.v1.AdhocRecordR\x05items\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x19\n" +
+	"\bpage_num\x18\x03 \x01(\x05R\apageNum\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"\x82\x03\n" +
+	"\bErrorLog\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\x03R\x06userId\x12\x14\n" +
+	"\x05level\x18\x03 \x01(\tR\x05level\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12\x14\n" +
+	"\x05stack\x18\x05 \x01(\tR\x05stack\x12+\n" +
+	"\x11extension_version\x18\x06 \x01(\tR\x10extensionVersion\x12\x10\n" +
+	"\x03url\x18\a \x01(\tR\x03url\x12\x1d\n" +
+	"\n" +
+	"user_agent\x18\b \x01(\tR\tuserAgent\x12;\n" +
+	"\voccurred_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\x121\n" +
+	"\acontext\x18\n" +
+	" \x01(\v2\x17.google.protobuf.StructR\acontext\x129\n" +
+	"\n" +
+	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x81\x04\n" +
+	"\x14ListErrorLogsRequest\x12)\n" +
+	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01\x12>\n" +
+	"\x05level\x18\x03 \x01(\tB(\xbaH%r#R\x00R\x05debugR\x04infoR\x04warnR\x05errorR\x05fatalR\x05level\x12'\n" +
+	"\auser_id\x18\x04 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01H\x02R\x06userId\x88\x01\x01\x129\n" +
+	"\n" +
+	"start_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime:\x8e\x01\xbaH\x8a\x01\x1a\x87\x01\n" +
+	"\n" +
+	"time_range\x12(start_time must be earlier than end_time\x1aO!has(this.start_time) || !has(this.end_time) || this.start_time < this.end_timeB\v\n" +
+	"\t_page_numB\f\n" +
+	"\n" +
+	"_page_sizeB\n" +
+	"\n" +
+	"\b_user_id\"\x96\x01\n" +
+	"\x15ListErrorLogsResponse\x12/\n" +
+	"\x05items\x18\x01 \x03(\v2\x19.shopmind.crx.v1.ErrorLogR\x05items\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x19\n" +
+	"\bpage_num\x18\x03 \x01(\x05R\apageNum\x12\x1b\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize2\xf4\t\n" +
 	"\x10ExtensionService\x12\x90\x01\n" +
 	"\rGetAuthConfig\x12%.shopmind.crx.v1.GetAuthConfigRequest\x1a&.shopmind.crx.v1.GetAuthConfigResponse\"0ʔ'\x11\x12\x0fcrx:config:read\x82\xd3\xe4\x93\x02\x15\x12\x13/api/v1/auth/config\x12\x8d\x01\n" +
 	"\vSyncMetrics\x12#.shopmind.crx.v1.SyncMetricsRequest\x1a$.shopmind.crx.v1.SyncMetricsResponse\"3ʔ'\x0f\x12\rcrx:data:sync\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/v1/data/crx/sync\x12\x8f\x01\n" +
 	"\vUploadAdhoc\x12#.shopmind.crx.v1.UploadAdhocRequest\x1a$.shopmind.crx.v1.UploadAdhocResponse\"5ʔ'\x10\x12\x0ecrx:data:adhoc\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/api/v1/data/crx/adhoc\x12\x80\x01\n" +
 	"\bLogError\x12 .shopmind.crx.v1.LogErrorRequest\x1a!.shopmind.crx.v1.LogErrorResponse\"/ʔ'\x0f\x12\rcrx:log:write\x82\xd3\xe4\x93\x02\x16:\x01*\"\x11/api/v1/log/error\x12y\n" +
 	"\n" +
-	"GetVersion\x12\".shopmind.crx.v1.GetVersionRequest\x1a#.shopmind.crx.v1.GetVersionResponse\"\"ʔ'\x02\b\x01\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/data/crx/verB;Z9github.com/shopmind/shopmind/gen/go/shopmind/crx/v1;crxv1b\x06proto3"
+	"GetVersion\x12\".shopmind.crx.v1.GetVersionRequest\x1a#.shopmind.crx.v1.GetVersionResponse\"\"ʔ'\x02\b\x01\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/data/crx/ver\x12\x86\x01\n" +
+	"\tListAdhoc\x12!.shopmind.crx.v1.ListAdhocRequest\x1a\".shopmind.crx.v1.ListAdhocResponse\"2ʔ'\x10\x12\x0ecrx:data:adhoc\x82\xd3\xe4\x93\x02\x18\x12\x16/api/v1/data/crx/adhoc\x12\x88\x01\n" +
+	"\x0fGetTenantConfig\x12'.shopmind.crx.v1.GetTenantConfigRequest\x1a(.shopmind.crx.v1.GetTenantConfigResponse\"\"ʔ'\x02\x18\x01\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/crx/config-m\x12\x94\x01\n" +
+	"\x12UpdateTenantConfig\x12*.shopmind.crx.v1.UpdateTenantConfigRequest\x1a+.shopmind.crx.v1.UpdateTenantConfigResponse\"%ʔ'\x02\x18\x01\x82\xd3\xe4\x93\x02\x19:\x01*\x1a\x14/api/v1/crx/config-m\x12\x81\x01\n" +
+	"\rListErrorLogs\x12%.shopmind.crx.v1.ListErrorLogsRequest\x1a&.shopmind.crx.v1.ListErrorLogsResponse\"!ʔ'\x02\x18\x01\x82\xd3\xe4\x93\x02\x15\x12\x13/api/v1/log/error-mB;Z9github.com/shopmind/shopmind/gen/go/shopmind/crx/v1;crxv1b\x06proto3"
 
 var (
 	file_shopmind_crx_v1_crx_proto_rawDescOnce sync.Once
@@ -1264,53 +2215,90 @@ func file_shopmind_crx_v1_crx_proto_rawDescGZIP() []byte {
 	return file_shopmind_crx_v1_crx_proto_rawDescData
 }
 
-var file_shopmind_crx_v1_crx_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_shopmind_crx_v1_crx_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_shopmind_crx_v1_crx_proto_goTypes = []any{
-	(*GetAuthConfigRequest)(nil),  // 0: shopmind.crx.v1.GetAuthConfigRequest
-	(*GetAuthConfigResponse)(nil), // 1: shopmind.crx.v1.GetAuthConfigResponse
-	(*MetricDefinition)(nil),      // 2: shopmind.crx.v1.MetricDefinition
-	(*UploadSettings)(nil),        // 3: shopmind.crx.v1.UploadSettings
-	(*SyncMetricsRequest)(nil),    // 4: shopmind.crx.v1.SyncMetricsRequest
-	(*MetricItem)(nil),            // 5: shopmind.crx.v1.MetricItem
-	(*SyncMetricsResponse)(nil),   // 6: shopmind.crx.v1.SyncMetricsResponse
-	(*ItemError)(nil),             // 7: shopmind.crx.v1.ItemError
-	(*UploadAdhocRequest)(nil),    // 8: shopmind.crx.v1.UploadAdhocRequest
-	(*UploadAdhocResponse)(nil),   // 9: shopmind.crx.v1.UploadAdhocResponse
-	(*LogErrorRequest)(nil),       // 10: shopmind.crx.v1.LogErrorRequest
-	(*LogErrorResponse)(nil),      // 11: shopmind.crx.v1.LogErrorResponse
-	(*GetVersionRequest)(nil),     // 12: shopmind.crx.v1.GetVersionRequest
-	(*GetVersionResponse)(nil),    // 13: shopmind.crx.v1.GetVersionResponse
-	nil,                           // 14: shopmind.crx.v1.MetricItem.DimsEntry
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 16: google.protobuf.Struct
+	(*GetAuthConfigRequest)(nil),       // 0: shopmind.crx.v1.GetAuthConfigRequest
+	(*GetAuthConfigResponse)(nil),      // 1: shopmind.crx.v1.GetAuthConfigResponse
+	(*MetricDefinition)(nil),           // 2: shopmind.crx.v1.MetricDefinition
+	(*UploadSettings)(nil),             // 3: shopmind.crx.v1.UploadSettings
+	(*SyncMetricsRequest)(nil),         // 4: shopmind.crx.v1.SyncMetricsRequest
+	(*MetricItem)(nil),                 // 5: shopmind.crx.v1.MetricItem
+	(*SyncMetricsResponse)(nil),        // 6: shopmind.crx.v1.SyncMetricsResponse
+	(*ItemError)(nil),                  // 7: shopmind.crx.v1.ItemError
+	(*UploadAdhocRequest)(nil),         // 8: shopmind.crx.v1.UploadAdhocRequest
+	(*UploadAdhocResponse)(nil),        // 9: shopmind.crx.v1.UploadAdhocResponse
+	(*LogErrorRequest)(nil),            // 10: shopmind.crx.v1.LogErrorRequest
+	(*LogErrorResponse)(nil),           // 11: shopmind.crx.v1.LogErrorResponse
+	(*GetVersionRequest)(nil),          // 12: shopmind.crx.v1.GetVersionRequest
+	(*GetVersionResponse)(nil),         // 13: shopmind.crx.v1.GetVersionResponse
+	(*TenantConfig)(nil),               // 14: shopmind.crx.v1.TenantConfig
+	(*GetTenantConfigRequest)(nil),     // 15: shopmind.crx.v1.GetTenantConfigRequest
+	(*GetTenantConfigResponse)(nil),    // 16: shopmind.crx.v1.GetTenantConfigResponse
+	(*UpdateTenantConfigRequest)(nil),  // 17: shopmind.crx.v1.UpdateTenantConfigRequest
+	(*UpdateTenantConfigResponse)(nil), // 18: shopmind.crx.v1.UpdateTenantConfigResponse
+	(*AdhocRecord)(nil),                // 19: shopmind.crx.v1.AdhocRecord
+	(*ListAdhocRequest)(nil),           // 20: shopmind.crx.v1.ListAdhocRequest
+	(*ListAdhocResponse)(nil),          // 21: shopmind.crx.v1.ListAdhocResponse
+	(*ErrorLog)(nil),                   // 22: shopmind.crx.v1.ErrorLog
+	(*ListErrorLogsRequest)(nil),       // 23: shopmind.crx.v1.ListErrorLogsRequest
+	(*ListErrorLogsResponse)(nil),      // 24: shopmind.crx.v1.ListErrorLogsResponse
+	nil,                                // 25: shopmind.crx.v1.MetricItem.DimsEntry
+	(*timestamppb.Timestamp)(nil),      // 26: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),            // 27: google.protobuf.Struct
 }
 var file_shopmind_crx_v1_crx_proto_depIdxs = []int32{
 	2,  // 0: shopmind.crx.v1.GetAuthConfigResponse.metrics:type_name -> shopmind.crx.v1.MetricDefinition
 	3,  // 1: shopmind.crx.v1.GetAuthConfigResponse.upload:type_name -> shopmind.crx.v1.UploadSettings
 	5,  // 2: shopmind.crx.v1.SyncMetricsRequest.items:type_name -> shopmind.crx.v1.MetricItem
-	15, // 3: shopmind.crx.v1.MetricItem.collected_at:type_name -> google.protobuf.Timestamp
-	14, // 4: shopmind.crx.v1.MetricItem.dims:type_name -> shopmind.crx.v1.MetricItem.DimsEntry
-	7,  // 5: shopmind.crx.v1.SyncMetricsResponse.errors:type_name -> shopmind.crx.v1.ItemError
-	15, // 6: shopmind.crx.v1.UploadAdhocRequest.collected_at:type_name -> google.protobuf.Timestamp
-	16, // 7: shopmind.crx.v1.UploadAdhocRequest.data:type_name -> google.protobuf.Struct
-	15, // 8: shopmind.crx.v1.LogErrorRequest.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 9: shopmind.crx.v1.LogErrorRequest.context:type_name -> google.protobuf.Struct
-	15, // 10: shopmind.crx.v1.GetVersionResponse.released_at:type_name -> google.protobuf.Timestamp
-	0,  // 11: shopmind.crx.v1.ExtensionService.GetAuthConfig:input_type -> shopmind.crx.v1.GetAuthConfigRequest
-	4,  // 12: shopmind.crx.v1.ExtensionService.SyncMetrics:input_type -> shopmind.crx.v1.SyncMetricsRequest
-	8,  // 13: shopmind.crx.v1.ExtensionService.UploadAdhoc:input_type -> shopmind.crx.v1.UploadAdhocRequest
-	10, // 14: shopmind.crx.v1.ExtensionService.LogError:input_type -> shopmind.crx.v1.LogErrorRequest
-	12, // 15: shopmind.crx.v1.ExtensionService.GetVersion:input_type -> shopmind.crx.v1.GetVersionRequest
-	1,  // 16: shopmind.crx.v1.ExtensionService.GetAuthConfig:output_type -> shopmind.crx.v1.GetAuthConfigResponse
-	6,  // 17: shopmind.crx.v1.ExtensionService.SyncMetrics:output_type -> shopmind.crx.v1.SyncMetricsResponse
-	9,  // 18: shopmind.crx.v1.ExtensionService.UploadAdhoc:output_type -> shopmind.crx.v1.UploadAdhocResponse
-	11, // 19: shopmind.crx.v1.ExtensionService.LogError:output_type -> shopmind.crx.v1.LogErrorResponse
-	13, // 20: shopmind.crx.v1.ExtensionService.GetVersion:output_type -> shopmind.crx.v1.GetVersionResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	26, // 3: shopmind.crx.v1.MetricItem.collected_at:type_name -> google.protobuf.Timestamp
+	25, // 4: shopmind.crx.v1.MetricItem.dims:type_name -> shopmind.crx.v1.MetricItem.DimsEntry
+	26, // 5: shopmind.crx.v1.MetricItem.stat_time:type_name -> google.protobuf.Timestamp
+	7,  // 6: shopmind.crx.v1.SyncMetricsResponse.errors:type_name -> shopmind.crx.v1.ItemError
+	26, // 7: shopmind.crx.v1.UploadAdhocRequest.collected_at:type_name -> google.protobuf.Timestamp
+	27, // 8: shopmind.crx.v1.UploadAdhocRequest.data:type_name -> google.protobuf.Struct
+	26, // 9: shopmind.crx.v1.LogErrorRequest.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 10: shopmind.crx.v1.LogErrorRequest.context:type_name -> google.protobuf.Struct
+	26, // 11: shopmind.crx.v1.GetVersionResponse.released_at:type_name -> google.protobuf.Timestamp
+	2,  // 12: shopmind.crx.v1.TenantConfig.metrics:type_name -> shopmind.crx.v1.MetricDefinition
+	3,  // 13: shopmind.crx.v1.TenantConfig.upload:type_name -> shopmind.crx.v1.UploadSettings
+	26, // 14: shopmind.crx.v1.TenantConfig.updated_at:type_name -> google.protobuf.Timestamp
+	14, // 15: shopmind.crx.v1.GetTenantConfigResponse.config:type_name -> shopmind.crx.v1.TenantConfig
+	2,  // 16: shopmind.crx.v1.UpdateTenantConfigRequest.metrics:type_name -> shopmind.crx.v1.MetricDefinition
+	3,  // 17: shopmind.crx.v1.UpdateTenantConfigRequest.upload:type_name -> shopmind.crx.v1.UploadSettings
+	14, // 18: shopmind.crx.v1.UpdateTenantConfigResponse.config:type_name -> shopmind.crx.v1.TenantConfig
+	26, // 19: shopmind.crx.v1.AdhocRecord.collected_at:type_name -> google.protobuf.Timestamp
+	27, // 20: shopmind.crx.v1.AdhocRecord.data:type_name -> google.protobuf.Struct
+	26, // 21: shopmind.crx.v1.AdhocRecord.created_at:type_name -> google.protobuf.Timestamp
+	19, // 22: shopmind.crx.v1.ListAdhocResponse.items:type_name -> shopmind.crx.v1.AdhocRecord
+	26, // 23: shopmind.crx.v1.ErrorLog.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 24: shopmind.crx.v1.ErrorLog.context:type_name -> google.protobuf.Struct
+	26, // 25: shopmind.crx.v1.ErrorLog.created_at:type_name -> google.protobuf.Timestamp
+	26, // 26: shopmind.crx.v1.ListErrorLogsRequest.start_time:type_name -> google.protobuf.Timestamp
+	26, // 27: shopmind.crx.v1.ListErrorLogsRequest.end_time:type_name -> google.protobuf.Timestamp
+	22, // 28: shopmind.crx.v1.ListErrorLogsResponse.items:type_name -> shopmind.crx.v1.ErrorLog
+	0,  // 29: shopmind.crx.v1.ExtensionService.GetAuthConfig:input_type -> shopmind.crx.v1.GetAuthConfigRequest
+	4,  // 30: shopmind.crx.v1.ExtensionService.SyncMetrics:input_type -> shopmind.crx.v1.SyncMetricsRequest
+	8,  // 31: shopmind.crx.v1.ExtensionService.UploadAdhoc:input_type -> shopmind.crx.v1.UploadAdhocRequest
+	10, // 32: shopmind.crx.v1.ExtensionService.LogError:input_type -> shopmind.crx.v1.LogErrorRequest
+	12, // 33: shopmind.crx.v1.ExtensionService.GetVersion:input_type -> shopmind.crx.v1.GetVersionRequest
+	20, // 34: shopmind.crx.v1.ExtensionService.ListAdhoc:input_type -> shopmind.crx.v1.ListAdhocRequest
+	15, // 35: shopmind.crx.v1.ExtensionService.GetTenantConfig:input_type -> shopmind.crx.v1.GetTenantConfigRequest
+	17, // 36: shopmind.crx.v1.ExtensionService.UpdateTenantConfig:input_type -> shopmind.crx.v1.UpdateTenantConfigRequest
+	23, // 37: shopmind.crx.v1.ExtensionService.ListErrorLogs:input_type -> shopmind.crx.v1.ListErrorLogsRequest
+	1,  // 38: shopmind.crx.v1.ExtensionService.GetAuthConfig:output_type -> shopmind.crx.v1.GetAuthConfigResponse
+	6,  // 39: shopmind.crx.v1.ExtensionService.SyncMetrics:output_type -> shopmind.crx.v1.SyncMetricsResponse
+	9,  // 40: shopmind.crx.v1.ExtensionService.UploadAdhoc:output_type -> shopmind.crx.v1.UploadAdhocResponse
+	11, // 41: shopmind.crx.v1.ExtensionService.LogError:output_type -> shopmind.crx.v1.LogErrorResponse
+	13, // 42: shopmind.crx.v1.ExtensionService.GetVersion:output_type -> shopmind.crx.v1.GetVersionResponse
+	21, // 43: shopmind.crx.v1.ExtensionService.ListAdhoc:output_type -> shopmind.crx.v1.ListAdhocResponse
+	16, // 44: shopmind.crx.v1.ExtensionService.GetTenantConfig:output_type -> shopmind.crx.v1.GetTenantConfigResponse
+	18, // 45: shopmind.crx.v1.ExtensionService.UpdateTenantConfig:output_type -> shopmind.crx.v1.UpdateTenantConfigResponse
+	24, // 46: shopmind.crx.v1.ExtensionService.ListErrorLogs:output_type -> shopmind.crx.v1.ListErrorLogsResponse
+	38, // [38:47] is the sub-list for method output_type
+	29, // [29:38] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_shopmind_crx_v1_crx_proto_init() }
@@ -1318,13 +2306,15 @@ func file_shopmind_crx_v1_crx_proto_init() {
 	if File_shopmind_crx_v1_crx_proto != nil {
 		return
 	}
+	file_shopmind_crx_v1_crx_proto_msgTypes[20].OneofWrappers = []any{}
+	file_shopmind_crx_v1_crx_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_crx_v1_crx_proto_rawDesc), len(file_shopmind_crx_v1_crx_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -33,11 +33,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ExtensionService_GetAuthConfig_FullMethodName = "/shopmind.crx.v1.ExtensionService/GetAuthConfig"
-	ExtensionService_SyncMetrics_FullMethodName   = "/shopmind.crx.v1.ExtensionService/SyncMetrics"
-	ExtensionService_UploadAdhoc_FullMethodName   = "/shopmind.crx.v1.ExtensionService/UploadAdhoc"
-	ExtensionService_LogError_FullMethodName      = "/shopmind.crx.v1.ExtensionService/LogError"
-	ExtensionService_GetVersion_FullMethodName    = "/shopmind.crx.v1.ExtensionService/GetVersion"
+	ExtensionService_GetAuthConfig_FullMethodName      = "/shopmind.crx.v1.ExtensionService/GetAuthConfig"
+	ExtensionService_SyncMetrics_FullMethodName        = "/shopmind.crx.v1.ExtensionService/SyncMetrics"
+	ExtensionService_UploadAdhoc_FullMethodName        = "/shopmind.crx.v1.ExtensionService/UploadAdhoc"
+	ExtensionService_LogError_FullMethodName           = "/shopmind.crx.v1.ExtensionService/LogError"
+	ExtensionService_GetVersion_FullMethodName         = "/shopmind.crx.v1.ExtensionService/GetVersion"
+	ExtensionService_ListAdhoc_FullMethodName          = "/shopmind.crx.v1.ExtensionService/ListAdhoc"
+	ExtensionService_GetTenantConfig_FullMethodName    = "/shopmind.crx.v1.ExtensionService/GetTenantConfig"
+	ExtensionService_UpdateTenantConfig_FullMethodName = "/shopmind.crx.v1.ExtensionService/UpdateTenantConfig"
+	ExtensionService_ListErrorLogs_FullMethodName      = "/shopmind.crx.v1.ExtensionService/ListErrorLogs"
 )
 
 // ExtensionServiceClient is the client API for ExtensionService service.
@@ -57,6 +61,20 @@ type ExtensionServiceClient interface {
 	LogError(ctx context.Context, in *LogErrorRequest, opts ...grpc.CallOption) (*LogErrorResponse, error)
 	// GetVersion tells the extension whether an update is available or required.
 	GetVersion(ctx context.Context, in *GetVersionRequest, opts ...grpc.CallOption) (*GetVersionResponse, error)
+	// ListAdhoc lists the ad-hoc page records of the caller (administrators: of every user of
+	// the tenant), newest first; keyword searches the page title, URL and captured data. The
+	// chat's entity search calls it with the user's token.
+	ListAdhoc(ctx context.Context, in *ListAdhocRequest, opts ...grpc.CallOption) (*ListAdhocResponse, error)
+	// GetTenantConfig returns the tenant's extension configuration as an administrator set it
+	// (or the defaults when none was set). Administrators only.
+	GetTenantConfig(ctx context.Context, in *GetTenantConfigRequest, opts ...grpc.CallOption) (*GetTenantConfigResponse, error)
+	// UpdateTenantConfig replaces the tenant's extension configuration (metrics and upload
+	// settings) and increments its config_version, so extensions reload it. restore_defaults:
+	// back to the defaults. Administrators only.
+	UpdateTenantConfig(ctx context.Context, in *UpdateTenantConfigRequest, opts ...grpc.CallOption) (*UpdateTenantConfigResponse, error)
+	// ListErrorLogs lists the extension errors of the tenant's users, newest first.
+	// Administrators only.
+	ListErrorLogs(ctx context.Context, in *ListErrorLogsRequest, opts ...grpc.CallOption) (*ListErrorLogsResponse, error)
 }
 
 type extensionServiceClient struct {
@@ -117,6 +135,46 @@ func (c *extensionServiceClient) GetVersion(ctx context.Context, in *GetVersionR
 	return out, nil
 }
 
+func (c *extensionServiceClient) ListAdhoc(ctx context.Context, in *ListAdhocRequest, opts ...grpc.CallOption) (*ListAdhocResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAdhocResponse)
+	err := c.cc.Invoke(ctx, ExtensionService_ListAdhoc_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extensionServiceClient) GetTenantConfig(ctx context.Context, in *GetTenantConfigRequest, opts ...grpc.CallOption) (*GetTenantConfigResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTenantConfigResponse)
+	err := c.cc.Invoke(ctx, ExtensionService_GetTenantConfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extensionServiceClient) UpdateTenantConfig(ctx context.Context, in *UpdateTenantConfigRequest, opts ...grpc.CallOption) (*UpdateTenantConfigResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateTenantConfigResponse)
+	err := c.cc.Invoke(ctx, ExtensionService_UpdateTenantConfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *extensionServiceClient) ListErrorLogs(ctx context.Context, in *ListErrorLogsRequest, opts ...grpc.CallOption) (*ListErrorLogsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListErrorLogsResponse)
+	err := c.cc.Invoke(ctx, ExtensionService_ListErrorLogs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExtensionServiceServer is the server API for ExtensionService service.
 // All implementations must embed UnimplementedExtensionServiceServer
 // for forward compatibility.
@@ -134,6 +192,20 @@ type ExtensionServiceServer interface {
 	LogError(context.Context, *LogErrorRequest) (*LogErrorResponse, error)
 	// GetVersion tells the extension whether an update is available or required.
 	GetVersion(context.Context, *GetVersionRequest) (*GetVersionResponse, error)
+	// ListAdhoc lists the ad-hoc page records of the caller (administrators: of every user of
+	// the tenant), newest first; keyword searches the page title, URL and captured data. The
+	// chat's entity search calls it with the user's token.
+	ListAdhoc(context.Context, *ListAdhocRequest) (*ListAdhocResponse, error)
+	// GetTenantConfig returns the tenant's extension configuration as an administrator set it
+	// (or the defaults when none was set). Administrators only.
+	GetTenantConfig(context.Context, *GetTenantConfigRequest) (*GetTenantConfigResponse, error)
+	// UpdateTenantConfig replaces the tenant's extension configuration (metrics and upload
+	// settings) and increments its config_version, so extensions reload it. restore_defaults:
+	// back to the defaults. Administrators only.
+	UpdateTenantConfig(context.Context, *UpdateTenantConfigRequest) (*UpdateTenantConfigResponse, error)
+	// ListErrorLogs lists the extension errors of the tenant's users, newest first.
+	// Administrators only.
+	ListErrorLogs(context.Context, *ListErrorLogsRequest) (*ListErrorLogsResponse, error)
 	mustEmbedUnimplementedExtensionServiceServer()
 }
 
@@ -158,6 +230,18 @@ func (UnimplementedExtensionServiceServer) LogError(context.Context, *LogErrorRe
 }
 func (UnimplementedExtensionServiceServer) GetVersion(context.Context, *GetVersionRequest) (*GetVersionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetVersion not implemented")
+}
+func (UnimplementedExtensionServiceServer) ListAdhoc(context.Context, *ListAdhocRequest) (*ListAdhocResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAdhoc not implemented")
+}
+func (UnimplementedExtensionServiceServer) GetTenantConfig(context.Context, *GetTenantConfigRequest) (*GetTenantConfigResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTenantConfig not implemented")
+}
+func (UnimplementedExtensionServiceServer) UpdateTenantConfig(context.Context, *UpdateTenantConfigRequest) (*UpdateTenantConfigResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateTenantConfig not implemented")
+}
+func (UnimplementedExtensionServiceServer) ListErrorLogs(context.Context, *ListErrorLogsRequest) (*ListErrorLogsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListErrorLogs not implemented")
 }
 func (UnimplementedExtensionServiceServer) mustEmbedUnimplementedExtensionServiceServer() {}
 func (UnimplementedExtensionServiceServer) testEmbeddedByValue()                          {}
@@ -270,6 +354,78 @@ func _ExtensionService_GetVersion_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ExtensionService_ListAdhoc_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAdhocRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtensionServiceServer).ListAdhoc(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtensionService_ListAdhoc_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtensionServiceServer).ListAdhoc(ctx, req.(*ListAdhocRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtensionService_GetTenantConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTenantConfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtensionServiceServer).GetTenantConfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtensionService_GetTenantConfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtensionServiceServer).GetTenantConfig(ctx, req.(*GetTenantConfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtensionService_UpdateTenantConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateTenantConfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtensionServiceServer).UpdateTenantConfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtensionService_UpdateTenantConfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtensionServiceServer).UpdateTenantConfig(ctx, req.(*UpdateTenantConfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ExtensionService_ListErrorLogs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListErrorLogsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExtensionServiceServer).ListErrorLogs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ExtensionService_ListErrorLogs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExtensionServiceServer).ListErrorLogs(ctx, req.(*ListErrorLogsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ExtensionService_ServiceDesc is the grpc.ServiceDesc for ExtensionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -296,6 +452,22 @@ var ExtensionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetVersion",
 			Handler:    _ExtensionService_GetVersion_Handler,
+		},
+		{
+			MethodName: "ListAdhoc",
+			Handler:    _ExtensionService_ListAdhoc_Handler,
+		},
+		{
+			MethodName: "GetTenantConfig",
+			Handler:    _ExtensionService_GetTenantConfig_Handler,
+		},
+		{
+			MethodName: "UpdateTenantConfig",
+			Handler:    _ExtensionService_UpdateTenantConfig_Handler,
+		},
+		{
+			MethodName: "ListErrorLogs",
+			Handler:    _ExtensionService_ListErrorLogs_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

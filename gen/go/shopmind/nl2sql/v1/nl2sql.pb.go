@@ -18,8 +18,14 @@
 // Configuration (environment variables, optionally overridden by the central configuration
 // service): provider API address and API key, default bot id, datasource id, datasource
 // connection, cache store, token time-to-live. Missing or invalid provider credentials make
-// token, chat and policy operations fail with 502 (upstream); placeholder key values are
-// logged as a warning at startup.
+// token, chat and policy operations fail: 503 when no key is set (the message names
+// SHOPMIND_NL2SQL_API_KEY), 502 when the provider rejects it; placeholder key values are
+// logged as a warning at startup. Without SHOPMIND_NL2SQL_API_URL the bridge uses the
+// built-in provider (target nl2sql-provider), which serves the same provider API.
+//
+// Provider failures: 5xx answers, timeouts and refused connections are retried with
+// exponential backoff, then answered 502 naming the provider call; malformed provider
+// answers are 502.
 //
 // Query execution on the provider side is sandboxed: read-only access, tenant filter
 // injection (column i_tenant_id), caps on scanned volume and execution time.
@@ -54,7 +60,11 @@ type CreateTokenRequest struct {
 	// 1000 ids, each greater than 0, no duplicates; all of the caller's tenant.
 	ShopIds []int64 `protobuf:"varint,1,rep,packed,name=shop_ids,json=shopIds,proto3" json:"shop_ids,omitempty"`
 	// Time-to-live of the token, seconds, 60 to 86400. Unset: the configured time-to-live.
-	TtlSeconds    *int32 `protobuf:"varint,2,opt,name=ttl_seconds,json=ttlSeconds,proto3,oneof" json:"ttl_seconds,omitempty"`
+	TtlSeconds *int32 `protobuf:"varint,2,opt,name=ttl_seconds,json=ttlSeconds,proto3,oneof" json:"ttl_seconds,omitempty"`
+	// Provider role the token's chats play. Optional: empty means the configured role (the
+	// one SetupDatasource creates); otherwise a role CreatePolicy created for the caller's
+	// tenant (403 for any other role).
+	RoleId        string `protobuf:"bytes,3,opt,name=role_id,json=roleId,proto3" json:"role_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -101,6 +111,13 @@ func (x *CreateTokenRequest) GetTtlSeconds() int32 {
 		return *x.TtlSeconds
 	}
 	return 0
+}
+
+func (x *CreateTokenRequest) GetRoleId() string {
+	if x != nil {
+		return x.RoleId
+	}
+	return ""
 }
 
 // CreateTokenResponse is the temporary token.
@@ -441,7 +458,9 @@ type CreateEmbedUrlRequest struct {
 	// Provider bot id. Optional: empty means the configured bot.
 	BotId string `protobuf:"bytes,2,opt,name=bot_id,json=botId,proto3" json:"bot_id,omitempty"`
 	// Time-to-live of the token, seconds, 60 to 86400. Unset: the configured time-to-live.
-	TtlSeconds    *int32 `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3,oneof" json:"ttl_seconds,omitempty"`
+	TtlSeconds *int32 `protobuf:"varint,3,opt,name=ttl_seconds,json=ttlSeconds,proto3,oneof" json:"ttl_seconds,omitempty"`
+	// Provider role, as in CreateTokenRequest.role_id.
+	RoleId        string `protobuf:"bytes,4,opt,name=role_id,json=roleId,proto3" json:"role_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -495,6 +514,13 @@ func (x *CreateEmbedUrlRequest) GetTtlSeconds() int32 {
 		return *x.TtlSeconds
 	}
 	return 0
+}
+
+func (x *CreateEmbedUrlRequest) GetRoleId() string {
+	if x != nil {
+		return x.RoleId
+	}
+	return ""
 }
 
 // CreateEmbedUrlResponse is the URL to embed and what it was built from.
@@ -576,7 +602,8 @@ func (x *CreateEmbedUrlResponse) GetExpiresAt() *timestamppb.Timestamp {
 // set.
 type CreatePolicyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Provider datasource id. Required; must equal the configured datasource (422 otherwise).
+	// Provider datasource id. Required; must equal the configured datasource (400 naming
+	// datasource_id otherwise).
 	DatasourceId string `protobuf:"bytes,1,opt,name=datasource_id,json=datasourceId,proto3" json:"datasource_id,omitempty"`
 	// Regular expression (RE2) selecting the tables the policy covers, anchored at the start
 	// and limited to the table families basic_ and diy_: it must begin with "^basic_", "^diy_"
@@ -588,8 +615,10 @@ type CreatePolicyRequest struct {
 	// Shorthand for the row filter shop_id IN (shop_ids): 1 to 1000 ids, each greater than 0,
 	// no duplicates; all of the caller's tenant.
 	ShopIds []int64 `protobuf:"varint,4,rep,packed,name=shop_ids,json=shopIds,proto3" json:"shop_ids,omitempty"`
-	// Provider role the policy is attached to. Optional: empty means the role created by
-	// SetupDatasource (from configuration).
+	// Provider role the policy is attached to: a role an earlier CreatePolicy created for the
+	// caller's tenant (403 for any other role, the shared configured one included). Empty: a
+	// new role holding only this policy is created and returned; pass it as role_id to
+	// CreateToken. Every policy also filters i_tenant_id to the caller's tenant.
 	RoleId string `protobuf:"bytes,5,opt,name=role_id,json=roleId,proto3" json:"role_id,omitempty"`
 	// Policy name shown at the provider, 1 to 64 characters. Empty: generated.
 	Name          string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
@@ -963,8 +992,10 @@ type SetupDatasourceResponse struct {
 	RoleId string `protobuf:"bytes,4,opt,name=role_id,json=roleId,proto3" json:"role_id,omitempty"`
 	// True when the metadata was (re)built by this call.
 	MetadataRebuilt bool `protobuf:"varint,5,opt,name=metadata_rebuilt,json=metadataRebuilt,proto3" json:"metadata_rebuilt,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Provider id of the shop-filtered policy the role holds.
+	PolicyId      string `protobuf:"bytes,6,opt,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SetupDatasourceResponse) Reset() {
@@ -1032,6 +1063,13 @@ func (x *SetupDatasourceResponse) GetMetadataRebuilt() bool {
 	return false
 }
 
+func (x *SetupDatasourceResponse) GetPolicyId() string {
+	if x != nil {
+		return x.PolicyId
+	}
+	return ""
+}
+
 // HealthRequest has no parameters.
 type HealthRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1072,9 +1110,10 @@ func (*HealthRequest) Descriptor() ([]byte, []int) {
 // HealthResponse reports configuration and provider reachability.
 type HealthResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Overall status: "healthy" (configured and provider reachable), "degraded" (provider
-	// reachable but part of the configuration missing, or the cache store down) or
-	// "unhealthy" (provider unreachable or API key missing).
+	// Overall status: "healthy" (provider reachable, key accepted, bot, datasource and role
+	// configured or, with the built-in provider, provisioned on first use), "degraded"
+	// (provider reachable and key accepted but an external provider's ids missing) or
+	// "unhealthy" (provider unreachable, API key missing or rejected).
 	Status string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
 	// True when the provider API answered.
 	ProviderReachable bool `protobuf:"varint,2,opt,name=provider_reachable,json=providerReachable,proto3" json:"provider_reachable,omitempty"`
@@ -1086,10 +1125,21 @@ type HealthResponse struct {
 	BotConfigured bool `protobuf:"varint,5,opt,name=bot_configured,json=botConfigured,proto3" json:"bot_configured,omitempty"`
 	// True when a datasource id is configured.
 	DatasourceConfigured bool `protobuf:"varint,6,opt,name=datasource_configured,json=datasourceConfigured,proto3" json:"datasource_configured,omitempty"`
-	// True when the cache store answered.
+	// True when the token cache answered (the cache is in process, so while the service
+	// answers it is true).
 	CacheReachable bool `protobuf:"varint,7,opt,name=cache_reachable,json=cacheReachable,proto3" json:"cache_reachable,omitempty"`
 	// When the checks ran.
-	CheckedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=checked_at,json=checkedAt,proto3" json:"checked_at,omitempty"`
+	CheckedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=checked_at,json=checkedAt,proto3" json:"checked_at,omitempty"`
+	// True when the provider accepted the API key (GET /v1/auth/me).
+	ApiKeyValid bool `protobuf:"varint,9,opt,name=api_key_valid,json=apiKeyValid,proto3" json:"api_key_valid,omitempty"`
+	// Which provider the bridge uses: "builtin" (the nl2sql-provider target) or "external"
+	// (SHOPMIND_NL2SQL_API_URL).
+	Provider string `protobuf:"bytes,10,opt,name=provider,proto3" json:"provider,omitempty"`
+	// What is wrong and which variable to set, when status is not healthy.
+	Message string `protobuf:"bytes,11,opt,name=message,proto3" json:"message,omitempty"`
+	// Where the configuration in effect comes from: "env", or "etcd" when an override from
+	// the central configuration service applies.
+	ConfigSource  string `protobuf:"bytes,12,opt,name=config_source,json=configSource,proto3" json:"config_source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1180,15 +1230,44 @@ func (x *HealthResponse) GetCheckedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *HealthResponse) GetApiKeyValid() bool {
+	if x != nil {
+		return x.ApiKeyValid
+	}
+	return false
+}
+
+func (x *HealthResponse) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *HealthResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *HealthResponse) GetConfigSource() string {
+	if x != nil {
+		return x.ConfigSource
+	}
+	return ""
+}
+
 var File_shopmind_nl2sql_v1_nl2sql_proto protoreflect.FileDescriptor
 
 const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"\n" +
-	"\x1fshopmind/nl2sql/v1/nl2sql.proto\x12\x12shopmind.nl2sql.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\x87\x01\n" +
+	"\x1fshopmind/nl2sql/v1/nl2sql.proto\x12\x12shopmind.nl2sql.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"\xc2\x01\n" +
 	"\x12CreateTokenRequest\x12.\n" +
 	"\bshop_ids\x18\x01 \x03(\x03B\x13\xbaH\x10\x92\x01\r\b\x01\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\ashopIds\x121\n" +
 	"\vttl_seconds\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\xa3\x05(<H\x00R\n" +
-	"ttlSeconds\x88\x01\x01B\x0e\n" +
+	"ttlSeconds\x88\x01\x01\x129\n" +
+	"\arole_id\x18\x03 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9_-]{1,128}$R\x06roleIdB\x0e\n" +
 	"\f_ttl_seconds\"\x81\x01\n" +
 	"\x13CreateTokenResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x129\n" +
@@ -1214,12 +1293,13 @@ const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"\rmessage_count\x18\x05 \x01(\x05R\fmessageCount\x129\n" +
 	"\n" +
 	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12D\n" +
-	"\x10token_expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0etokenExpiresAt\"\xc3\x01\n" +
+	"\x10token_expires_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0etokenExpiresAt\"\xfe\x01\n" +
 	"\x15CreateEmbedUrlRequest\x12.\n" +
 	"\bshop_ids\x18\x01 \x03(\x03B\x13\xbaH\x10\x92\x01\r\b\x01\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\ashopIds\x127\n" +
 	"\x06bot_id\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9_-]{1,128}$R\x05botId\x121\n" +
 	"\vttl_seconds\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\x80\xa3\x05(<H\x00R\n" +
-	"ttlSeconds\x88\x01\x01B\x0e\n" +
+	"ttlSeconds\x88\x01\x01\x129\n" +
+	"\arole_id\x18\x04 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9_-]{1,128}$R\x06roleIdB\x0e\n" +
 	"\f_ttl_seconds\"\x9f\x01\n" +
 	"\x16CreateEmbedUrlResponse\x12\x1b\n" +
 	"\tembed_url\x18\x01 \x01(\tR\bembedUrl\x12\x17\n" +
@@ -1264,14 +1344,15 @@ const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"\bdatabase\x18\x05 \x01(\tB(\xbaH%\xd8\x01\x01r 2\x1e^[A-Za-z_][A-Za-z0-9_]{0,127}$R\bdatabase\x128\n" +
 	"\adialect\x18\x06 \x01(\tB\x1e\xbaH\x1b\xd8\x01\x01r\x16R\bpostgresR\n" +
 	"clickhouseR\adialect\x12)\n" +
-	"\x10rebuild_metadata\x18\a \x01(\bR\x0frebuildMetadata\"\xb1\x01\n" +
+	"\x10rebuild_metadata\x18\a \x01(\bR\x0frebuildMetadata\"\xce\x01\n" +
 	"\x17SetupDatasourceResponse\x12#\n" +
 	"\rdatasource_id\x18\x01 \x01(\tR\fdatasourceId\x12\x16\n" +
 	"\x06tables\x18\x02 \x01(\x05R\x06tables\x12\x15\n" +
 	"\x06bot_id\x18\x03 \x01(\tR\x05botId\x12\x17\n" +
 	"\arole_id\x18\x04 \x01(\tR\x06roleId\x12)\n" +
-	"\x10metadata_rebuilt\x18\x05 \x01(\bR\x0fmetadataRebuilt\"\x0f\n" +
-	"\rHealthRequest\"\xf5\x02\n" +
+	"\x10metadata_rebuilt\x18\x05 \x01(\bR\x0fmetadataRebuilt\x12\x1b\n" +
+	"\tpolicy_id\x18\x06 \x01(\tR\bpolicyId\"\x0f\n" +
+	"\rHealthRequest\"\xf4\x03\n" +
 	"\x0eHealthResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12-\n" +
 	"\x12provider_reachable\x18\x02 \x01(\bR\x11providerReachable\x12.\n" +
@@ -1281,15 +1362,20 @@ const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"\x15datasource_configured\x18\x06 \x01(\bR\x14datasourceConfigured\x12'\n" +
 	"\x0fcache_reachable\x18\a \x01(\bR\x0ecacheReachable\x129\n" +
 	"\n" +
-	"checked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt2\xc7\b\n" +
+	"checked_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcheckedAt\x12\"\n" +
+	"\rapi_key_valid\x18\t \x01(\bR\vapiKeyValid\x12\x1a\n" +
+	"\bprovider\x18\n" +
+	" \x01(\tR\bprovider\x12\x18\n" +
+	"\amessage\x18\v \x01(\tR\amessage\x12#\n" +
+	"\rconfig_source\x18\f \x01(\tR\fconfigSource2\xb0\b\n" +
 	"\rNl2SqlService\x12\x98\x01\n" +
 	"\vCreateToken\x12&.shopmind.nl2sql.v1.CreateTokenRequest\x1a'.shopmind.nl2sql.v1.CreateTokenResponse\"8ʔ'\x15\x12\x13nl2sql:token:create\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/v1/nl2sql/token\x12\x93\x01\n" +
 	"\n" +
 	"CreateChat\x12%.shopmind.nl2sql.v1.CreateChatRequest\x1a&.shopmind.nl2sql.v1.CreateChatResponse\"6ʔ'\x14\x12\x12nl2sql:chat:create\x82\xd3\xe4\x93\x02\x18:\x01*\"\x13/api/v1/nl2sql/chat\x12\x90\x01\n" +
 	"\aGetChat\x12\".shopmind.nl2sql.v1.GetChatRequest\x1a#.shopmind.nl2sql.v1.GetChatResponse\"<ʔ'\x13\x12\x11nl2sql:chat:query\x82\xd3\xe4\x93\x02\x1f\x12\x1d/api/v1/nl2sql/chat/{chat_id}\x12\xa5\x01\n" +
 	"\x0eCreateEmbedUrl\x12).shopmind.nl2sql.v1.CreateEmbedUrlRequest\x1a*.shopmind.nl2sql.v1.CreateEmbedUrlResponse\"<ʔ'\x15\x12\x13nl2sql:embed:create\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/api/v1/nl2sql/embed-url\x12\x9d\x01\n" +
-	"\fCreatePolicy\x12'.shopmind.nl2sql.v1.CreatePolicyRequest\x1a(.shopmind.nl2sql.v1.CreatePolicyResponse\":ʔ'\x16\x12\x14nl2sql:policy:create\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/v1/nl2sql/policy\x12\xb3\x01\n" +
-	"\x0fSetupDatasource\x12*.shopmind.nl2sql.v1.SetupDatasourceRequest\x1a+.shopmind.nl2sql.v1.SetupDatasourceResponse\"Gʔ'\x19\x12\x17nl2sql:datasource:setup\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/v1/nl2sql/setup-datasource\x12t\n" +
+	"\fCreatePolicy\x12'.shopmind.nl2sql.v1.CreatePolicyRequest\x1a(.shopmind.nl2sql.v1.CreatePolicyResponse\":ʔ'\x16\x12\x14nl2sql:policy:create\x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/api/v1/nl2sql/policy\x12\x9c\x01\n" +
+	"\x0fSetupDatasource\x12*.shopmind.nl2sql.v1.SetupDatasourceRequest\x1a+.shopmind.nl2sql.v1.SetupDatasourceResponse\"0ʔ'\x02 \x01\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/v1/nl2sql/setup-datasource\x12t\n" +
 	"\x06Health\x12!.shopmind.nl2sql.v1.HealthRequest\x1a\".shopmind.nl2sql.v1.HealthResponse\"#ʔ'\x02\b\x01\x82\xd3\xe4\x93\x02\x17\x12\x15/api/v1/nl2sql/healthBAZ?github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1;nl2sqlv1b\x06proto3"
 
 var (

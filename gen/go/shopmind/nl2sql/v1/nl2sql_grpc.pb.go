@@ -18,8 +18,14 @@
 // Configuration (environment variables, optionally overridden by the central configuration
 // service): provider API address and API key, default bot id, datasource id, datasource
 // connection, cache store, token time-to-live. Missing or invalid provider credentials make
-// token, chat and policy operations fail with 502 (upstream); placeholder key values are
-// logged as a warning at startup.
+// token, chat and policy operations fail: 503 when no key is set (the message names
+// SHOPMIND_NL2SQL_API_KEY), 502 when the provider rejects it; placeholder key values are
+// logged as a warning at startup. Without SHOPMIND_NL2SQL_API_URL the bridge uses the
+// built-in provider (target nl2sql-provider), which serves the same provider API.
+//
+// Provider failures: 5xx answers, timeouts and refused connections are retried with
+// exponential backoff, then answered 502 naming the provider call; malformed provider
+// answers are 502.
 //
 // Query execution on the provider side is sandboxed: read-only access, tenant filter
 // injection (column i_tenant_id), caps on scanned volume and execution time.
@@ -71,7 +77,10 @@ type Nl2SqlServiceClient interface {
 	CreatePolicy(ctx context.Context, in *CreatePolicyRequest, opts ...grpc.CallOption) (*CreatePolicyResponse, error)
 	// SetupDatasource provisions the datasource at the provider, builds its metadata and
 	// creates the assistant bot and the shop-filtered role (the one-time setup). Re-running it
-	// is safe; with rebuild_metadata it refreshes the metadata.
+	// is safe; with rebuild_metadata it refreshes the metadata. The datasource, policy, role
+	// and bot serve every tenant, so only platform operators may call it (`shopmind nl2sql
+	// setup` does the same from the command line). A connection that fails to build the
+	// metadata is rolled back to the previous one.
 	SetupDatasource(ctx context.Context, in *SetupDatasourceRequest, opts ...grpc.CallOption) (*SetupDatasourceResponse, error)
 	// Health reports whether the service is configured and the provider reachable.
 	Health(ctx context.Context, in *HealthRequest, opts ...grpc.CallOption) (*HealthResponse, error)
@@ -176,7 +185,10 @@ type Nl2SqlServiceServer interface {
 	CreatePolicy(context.Context, *CreatePolicyRequest) (*CreatePolicyResponse, error)
 	// SetupDatasource provisions the datasource at the provider, builds its metadata and
 	// creates the assistant bot and the shop-filtered role (the one-time setup). Re-running it
-	// is safe; with rebuild_metadata it refreshes the metadata.
+	// is safe; with rebuild_metadata it refreshes the metadata. The datasource, policy, role
+	// and bot serve every tenant, so only platform operators may call it (`shopmind nl2sql
+	// setup` does the same from the command line). A connection that fails to build the
+	// metadata is rolled back to the previous one.
 	SetupDatasource(context.Context, *SetupDatasourceRequest) (*SetupDatasourceResponse, error)
 	// Health reports whether the service is configured and the provider reachable.
 	Health(context.Context, *HealthRequest) (*HealthResponse, error)

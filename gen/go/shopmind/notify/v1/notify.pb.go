@@ -168,7 +168,11 @@ type ListCollectedRequest struct {
 	EndTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
 	// Keyword: only notifications whose title or content contains it (case-insensitive), at most
 	// 128 characters.
-	Keyword       string `protobuf:"bytes,9,opt,name=keyword,proto3" json:"keyword,omitempty"`
+	Keyword string `protobuf:"bytes,9,opt,name=keyword,proto3" json:"keyword,omitempty"`
+	// Sort, `<field>,<asc|desc>` (the shared sort rule). Fields: created_at, level (info <
+	// warning < error), type, id. Ties are broken by id in the same direction. Default:
+	// created_at,desc.
+	Sort          string `protobuf:"bytes,10,opt,name=sort,proto3" json:"sort,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -266,6 +270,13 @@ func (x *ListCollectedRequest) GetKeyword() string {
 	return ""
 }
 
+func (x *ListCollectedRequest) GetSort() string {
+	if x != nil {
+		return x.Sort
+	}
+	return ""
+}
+
 // ListCollectedResponse: one page of notifications.
 type ListCollectedResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -276,7 +287,9 @@ type ListCollectedResponse struct {
 	// The page returned.
 	PageNum int32 `protobuf:"varint,3,opt,name=page_num,json=pageNum,proto3" json:"page_num,omitempty"`
 	// The page size used.
-	PageSize      int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Number of the caller's unread notifications (all filters ignored).
+	Unread        int64 `protobuf:"varint,5,opt,name=unread,proto3" json:"unread,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -339,6 +352,363 @@ func (x *ListCollectedResponse) GetPageSize() int32 {
 	return 0
 }
 
+func (x *ListCollectedResponse) GetUnread() int64 {
+	if x != nil {
+		return x.Unread
+	}
+	return 0
+}
+
+// MarkReadRequest: which notifications to mark.
+type MarkReadRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Notification ids, 1 to 100 (the shared IDs rule), each greater than 0.
+	Ids []int64 `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	// True: mark unread again instead.
+	Unread        bool `protobuf:"varint,2,opt,name=unread,proto3" json:"unread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkReadRequest) Reset() {
+	*x = MarkReadRequest{}
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkReadRequest) ProtoMessage() {}
+
+func (x *MarkReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkReadRequest.ProtoReflect.Descriptor instead.
+func (*MarkReadRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_notify_v1_notify_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MarkReadRequest) GetIds() []int64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *MarkReadRequest) GetUnread() bool {
+	if x != nil {
+		return x.Unread
+	}
+	return false
+}
+
+// MarkAllReadRequest has no parameters: every notification of the caller.
+type MarkAllReadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkAllReadRequest) Reset() {
+	*x = MarkAllReadRequest{}
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkAllReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkAllReadRequest) ProtoMessage() {}
+
+func (x *MarkAllReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkAllReadRequest.ProtoReflect.Descriptor instead.
+func (*MarkAllReadRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_notify_v1_notify_proto_rawDescGZIP(), []int{4}
+}
+
+// MarkAllReadResponse: what changed.
+type MarkAllReadResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Number of notifications marked read.
+	Changed       int64 `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkAllReadResponse) Reset() {
+	*x = MarkAllReadResponse{}
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkAllReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkAllReadResponse) ProtoMessage() {}
+
+func (x *MarkAllReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkAllReadResponse.ProtoReflect.Descriptor instead.
+func (*MarkAllReadResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_notify_v1_notify_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *MarkAllReadResponse) GetChanged() int64 {
+	if x != nil {
+		return x.Changed
+	}
+	return 0
+}
+
+// MarkReadResponse: what changed.
+type MarkReadResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Number of notifications whose read state changed.
+	Changed       int64 `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkReadResponse) Reset() {
+	*x = MarkReadResponse{}
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkReadResponse) ProtoMessage() {}
+
+func (x *MarkReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkReadResponse.ProtoReflect.Descriptor instead.
+func (*MarkReadResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_notify_v1_notify_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *MarkReadResponse) GetChanged() int64 {
+	if x != nil {
+		return x.Changed
+	}
+	return 0
+}
+
+// PublishRequest is one notification a service produces.
+type PublishRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Kind, a lowercase identifier: sync_result, import_result, crx_upload, crx_upload_failed,
+	// partner_failure, metric_alert, system ...
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// Severity: info, warning or error.
+	Level string `protobuf:"bytes,2,opt,name=level,proto3" json:"level,omitempty"`
+	// One-line summary, 1 to 256 characters.
+	Title string `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	// Full text (plain text), at most 8192 characters.
+	Content string `protobuf:"bytes,4,opt,name=content,proto3" json:"content,omitempty"`
+	// The producer, for example "basic.sync", "crx.sync" or "analysis"; 1 to 64 characters.
+	Source string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
+	// Shop the notification is about; 0 when none.
+	ShopId int64 `protobuf:"varint,6,opt,name=shop_id,json=shopId,proto3" json:"shop_id,omitempty"`
+	// Recipient: a user of the caller's tenant; 0: every user of the tenant.
+	UserId int64 `protobuf:"varint,7,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Idempotency key, at most 128 characters: a key already published for the tenant stores
+	// nothing new. Empty: no deduplication.
+	DedupKey      string `protobuf:"bytes,8,opt,name=dedup_key,json=dedupKey,proto3" json:"dedup_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishRequest) Reset() {
+	*x = PublishRequest{}
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishRequest) ProtoMessage() {}
+
+func (x *PublishRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
+func (*PublishRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_notify_v1_notify_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *PublishRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *PublishRequest) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *PublishRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *PublishRequest) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *PublishRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *PublishRequest) GetShopId() int64 {
+	if x != nil {
+		return x.ShopId
+	}
+	return 0
+}
+
+func (x *PublishRequest) GetUserId() int64 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *PublishRequest) GetDedupKey() string {
+	if x != nil {
+		return x.DedupKey
+	}
+	return ""
+}
+
+// PublishResponse identifies the stored notification.
+type PublishResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the notification.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// True when dedup_key had been published before and nothing new was stored.
+	Duplicate     bool `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishResponse) Reset() {
+	*x = PublishResponse{}
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishResponse) ProtoMessage() {}
+
+func (x *PublishResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_notify_v1_notify_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishResponse.ProtoReflect.Descriptor instead.
+func (*PublishResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_notify_v1_notify_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PublishResponse) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *PublishResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
 var File_shopmind_notify_v1_notify_proto protoreflect.FileDescriptor
 
 const file_shopmind_notify_v1_notify_proto_rawDesc = "" +
@@ -354,7 +724,7 @@ const file_shopmind_notify_v1_notify_proto_rawDesc = "" +
 	"\ashop_id\x18\a \x01(\x03R\x06shopId\x12\x12\n" +
 	"\x04read\x18\b \x01(\bR\x04read\x129\n" +
 	"\n" +
-	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xf6\x04\n" +
+	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x99\x05\n" +
 	"\x14ListCollectedRequest\x12)\n" +
 	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01\x124\n" +
@@ -365,7 +735,9 @@ const file_shopmind_notify_v1_notify_proto_rawDesc = "" +
 	"\n" +
 	"start_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
 	"\bend_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12&\n" +
-	"\akeyword\x18\t \x01(\tB\f\xbaH\x05r\x03\x18\x80\x01\xe8\x9a'\x01R\akeyword:\x8e\x01\xbaH\x8a\x01\x1a\x87\x01\n" +
+	"\akeyword\x18\t \x01(\tB\f\xbaH\x05r\x03\x18\x80\x01\xe8\x9a'\x01R\akeyword\x12!\n" +
+	"\x04sort\x18\n" +
+	" \x01(\tB\r\xbaH\x06r\x04Ў'\x01\xe8\x9a'\x02R\x04sort:\x8e\x01\xbaH\x8a\x01\x1a\x87\x01\n" +
 	"\n" +
 	"time_range\x12(start_time must be earlier than end_time\x1aO!has(this.start_time) || !has(this.end_time) || this.start_time < this.end_timeB\v\n" +
 	"\t_page_numB\f\n" +
@@ -373,14 +745,40 @@ const file_shopmind_notify_v1_notify_proto_rawDesc = "" +
 	"_page_sizeB\a\n" +
 	"\x05_readB\n" +
 	"\n" +
-	"\b_shop_id\"\x9d\x01\n" +
+	"\b_shop_id\"\xb5\x01\n" +
 	"\x15ListCollectedResponse\x126\n" +
 	"\x05items\x18\x01 \x03(\v2 .shopmind.notify.v1.NotificationR\x05items\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x19\n" +
 	"\bpage_num\x18\x03 \x01(\x05R\apageNum\x12\x1b\n" +
-	"\tpage_size\x18\x04 \x01(\x05R\bpageSize2\xb7\x01\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x16\n" +
+	"\x06unread\x18\x05 \x01(\x03R\x06unread\"G\n" +
+	"\x0fMarkReadRequest\x12\x1c\n" +
+	"\x03ids\x18\x01 \x03(\x03B\n" +
+	"\xbaH\a\x92\x01\x04\xc0\x8e'\x01R\x03ids\x12\x16\n" +
+	"\x06unread\x18\x02 \x01(\bR\x06unread\"\x14\n" +
+	"\x12MarkAllReadRequest\"/\n" +
+	"\x13MarkAllReadResponse\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\x03R\achanged\",\n" +
+	"\x10MarkReadResponse\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\x03R\achanged\"\xeb\x02\n" +
+	"\x0ePublishRequest\x121\n" +
+	"\x04type\x18\x01 \x01(\tB\x1d\xbaH\x1ar\x182\x16^[a-z][a-z0-9_]{0,63}$R\x04type\x121\n" +
+	"\x05level\x18\x02 \x01(\tB\x1b\xbaH\x18r\x16R\x04infoR\awarningR\x05errorR\x05level\x12$\n" +
+	"\x05title\x18\x03 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80\x02\xe8\x9a'\x01R\x05title\x12&\n" +
+	"\acontent\x18\x04 \x01(\tB\f\xbaH\x05r\x03\x18\x80@\xe8\x9a'\x01R\acontent\x12:\n" +
+	"\x06source\x18\x05 \x01(\tB\"\xbaH\x1fr\x1d\x10\x01\x18@2\x17^[a-z][a-z0-9_.]{0,63}$R\x06source\x12 \n" +
+	"\ashop_id\x18\x06 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06shopId\x12 \n" +
+	"\auser_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06userId\x12%\n" +
+	"\tdedup_key\x18\b \x01(\tB\b\xbaH\x05r\x03\x18\x80\x01R\bdedupKey\"?\n" +
+	"\x0fPublishResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x1c\n" +
+	"\tduplicate\x18\x02 \x01(\bR\tduplicate2\xf6\x03\n" +
 	"\rNotifyService\x12\xa5\x01\n" +
-	"\rListCollected\x12(.shopmind.notify.v1.ListCollectedRequest\x1a).shopmind.notify.v1.ListCollectedResponse\"?ʔ'\x15\x12\x13notify:collect:list\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/v1/notify/collect/listBAZ?github.com/shopmind/shopmind/gen/go/shopmind/notify/v1;notifyv1b\x06proto3"
+	"\rListCollected\x12(.shopmind.notify.v1.ListCollectedRequest\x1a).shopmind.notify.v1.ListCollectedResponse\"?ʔ'\x15\x12\x13notify:collect:list\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/v1/notify/collect/list\x12\x96\x01\n" +
+	"\bMarkRead\x12#.shopmind.notify.v1.MarkReadRequest\x1a$.shopmind.notify.v1.MarkReadResponse\"?ʔ'\x15\x12\x13notify:collect:list\x82\xd3\xe4\x93\x02 :\x01*\"\x1b/api/v1/notify/collect/read\x12\xa3\x01\n" +
+	"\vMarkAllRead\x12&.shopmind.notify.v1.MarkAllReadRequest\x1a'.shopmind.notify.v1.MarkAllReadResponse\"Cʔ'\x15\x12\x13notify:collect:list\x82\xd3\xe4\x93\x02$:\x01*\"\x1f/api/v1/notify/collect/read-all2t\n" +
+	"\x16NotifyPublisherService\x12Z\n" +
+	"\aPublish\x12\".shopmind.notify.v1.PublishRequest\x1a#.shopmind.notify.v1.PublishResponse\"\x06ʔ'\x02\x12\x00BAZ?github.com/shopmind/shopmind/gen/go/shopmind/notify/v1;notifyv1b\x06proto3"
 
 var (
 	file_shopmind_notify_v1_notify_proto_rawDescOnce sync.Once
@@ -394,22 +792,34 @@ func file_shopmind_notify_v1_notify_proto_rawDescGZIP() []byte {
 	return file_shopmind_notify_v1_notify_proto_rawDescData
 }
 
-var file_shopmind_notify_v1_notify_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_shopmind_notify_v1_notify_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_shopmind_notify_v1_notify_proto_goTypes = []any{
 	(*Notification)(nil),          // 0: shopmind.notify.v1.Notification
 	(*ListCollectedRequest)(nil),  // 1: shopmind.notify.v1.ListCollectedRequest
 	(*ListCollectedResponse)(nil), // 2: shopmind.notify.v1.ListCollectedResponse
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*MarkReadRequest)(nil),       // 3: shopmind.notify.v1.MarkReadRequest
+	(*MarkAllReadRequest)(nil),    // 4: shopmind.notify.v1.MarkAllReadRequest
+	(*MarkAllReadResponse)(nil),   // 5: shopmind.notify.v1.MarkAllReadResponse
+	(*MarkReadResponse)(nil),      // 6: shopmind.notify.v1.MarkReadResponse
+	(*PublishRequest)(nil),        // 7: shopmind.notify.v1.PublishRequest
+	(*PublishResponse)(nil),       // 8: shopmind.notify.v1.PublishResponse
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_shopmind_notify_v1_notify_proto_depIdxs = []int32{
-	3, // 0: shopmind.notify.v1.Notification.created_at:type_name -> google.protobuf.Timestamp
-	3, // 1: shopmind.notify.v1.ListCollectedRequest.start_time:type_name -> google.protobuf.Timestamp
-	3, // 2: shopmind.notify.v1.ListCollectedRequest.end_time:type_name -> google.protobuf.Timestamp
+	9, // 0: shopmind.notify.v1.Notification.created_at:type_name -> google.protobuf.Timestamp
+	9, // 1: shopmind.notify.v1.ListCollectedRequest.start_time:type_name -> google.protobuf.Timestamp
+	9, // 2: shopmind.notify.v1.ListCollectedRequest.end_time:type_name -> google.protobuf.Timestamp
 	0, // 3: shopmind.notify.v1.ListCollectedResponse.items:type_name -> shopmind.notify.v1.Notification
 	1, // 4: shopmind.notify.v1.NotifyService.ListCollected:input_type -> shopmind.notify.v1.ListCollectedRequest
-	2, // 5: shopmind.notify.v1.NotifyService.ListCollected:output_type -> shopmind.notify.v1.ListCollectedResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
+	3, // 5: shopmind.notify.v1.NotifyService.MarkRead:input_type -> shopmind.notify.v1.MarkReadRequest
+	4, // 6: shopmind.notify.v1.NotifyService.MarkAllRead:input_type -> shopmind.notify.v1.MarkAllReadRequest
+	7, // 7: shopmind.notify.v1.NotifyPublisherService.Publish:input_type -> shopmind.notify.v1.PublishRequest
+	2, // 8: shopmind.notify.v1.NotifyService.ListCollected:output_type -> shopmind.notify.v1.ListCollectedResponse
+	6, // 9: shopmind.notify.v1.NotifyService.MarkRead:output_type -> shopmind.notify.v1.MarkReadResponse
+	5, // 10: shopmind.notify.v1.NotifyService.MarkAllRead:output_type -> shopmind.notify.v1.MarkAllReadResponse
+	8, // 11: shopmind.notify.v1.NotifyPublisherService.Publish:output_type -> shopmind.notify.v1.PublishResponse
+	8, // [8:12] is the sub-list for method output_type
+	4, // [4:8] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
 	4, // [4:4] is the sub-list for extension extendee
 	0, // [0:4] is the sub-list for field type_name
@@ -427,9 +837,9 @@ func file_shopmind_notify_v1_notify_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_notify_v1_notify_proto_rawDesc), len(file_shopmind_notify_v1_notify_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   9,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_shopmind_notify_v1_notify_proto_goTypes,
 		DependencyIndexes: file_shopmind_notify_v1_notify_proto_depIdxs,

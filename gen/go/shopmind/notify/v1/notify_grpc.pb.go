@@ -23,6 +23,8 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	NotifyService_ListCollected_FullMethodName = "/shopmind.notify.v1.NotifyService/ListCollected"
+	NotifyService_MarkRead_FullMethodName      = "/shopmind.notify.v1.NotifyService/MarkRead"
+	NotifyService_MarkAllRead_FullMethodName   = "/shopmind.notify.v1.NotifyService/MarkAllRead"
 )
 
 // NotifyServiceClient is the client API for NotifyService service.
@@ -31,9 +33,16 @@ const (
 //
 // NotifyService lists collected notifications.
 type NotifyServiceClient interface {
-	// ListCollected lists the notifications collected for the caller's tenant, newest first
-	// (created_at descending, then id descending).
+	// ListCollected lists the notifications collected for the caller: those addressed to the
+	// caller and those addressed to every user of the caller's tenant. Default order: newest
+	// first (created_at descending, then id descending); see sort. Read state is the caller's.
 	ListCollected(ctx context.Context, in *ListCollectedRequest, opts ...grpc.CallOption) (*ListCollectedResponse, error)
+	// MarkRead marks notifications read (or unread again) for the caller. Ids the caller
+	// cannot see (another tenant's, another user's, unknown) are not found (404) and nothing is
+	// changed.
+	MarkRead(ctx context.Context, in *MarkReadRequest, opts ...grpc.CallOption) (*MarkReadResponse, error)
+	// MarkAllRead marks every notification the caller can see, collected up to now, read.
+	MarkAllRead(ctx context.Context, in *MarkAllReadRequest, opts ...grpc.CallOption) (*MarkAllReadResponse, error)
 }
 
 type notifyServiceClient struct {
@@ -54,15 +63,42 @@ func (c *notifyServiceClient) ListCollected(ctx context.Context, in *ListCollect
 	return out, nil
 }
 
+func (c *notifyServiceClient) MarkRead(ctx context.Context, in *MarkReadRequest, opts ...grpc.CallOption) (*MarkReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MarkReadResponse)
+	err := c.cc.Invoke(ctx, NotifyService_MarkRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *notifyServiceClient) MarkAllRead(ctx context.Context, in *MarkAllReadRequest, opts ...grpc.CallOption) (*MarkAllReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MarkAllReadResponse)
+	err := c.cc.Invoke(ctx, NotifyService_MarkAllRead_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // NotifyServiceServer is the server API for NotifyService service.
 // All implementations must embed UnimplementedNotifyServiceServer
 // for forward compatibility.
 //
 // NotifyService lists collected notifications.
 type NotifyServiceServer interface {
-	// ListCollected lists the notifications collected for the caller's tenant, newest first
-	// (created_at descending, then id descending).
+	// ListCollected lists the notifications collected for the caller: those addressed to the
+	// caller and those addressed to every user of the caller's tenant. Default order: newest
+	// first (created_at descending, then id descending); see sort. Read state is the caller's.
 	ListCollected(context.Context, *ListCollectedRequest) (*ListCollectedResponse, error)
+	// MarkRead marks notifications read (or unread again) for the caller. Ids the caller
+	// cannot see (another tenant's, another user's, unknown) are not found (404) and nothing is
+	// changed.
+	MarkRead(context.Context, *MarkReadRequest) (*MarkReadResponse, error)
+	// MarkAllRead marks every notification the caller can see, collected up to now, read.
+	MarkAllRead(context.Context, *MarkAllReadRequest) (*MarkAllReadResponse, error)
 	mustEmbedUnimplementedNotifyServiceServer()
 }
 
@@ -75,6 +111,12 @@ type UnimplementedNotifyServiceServer struct{}
 
 func (UnimplementedNotifyServiceServer) ListCollected(context.Context, *ListCollectedRequest) (*ListCollectedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListCollected not implemented")
+}
+func (UnimplementedNotifyServiceServer) MarkRead(context.Context, *MarkReadRequest) (*MarkReadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MarkRead not implemented")
+}
+func (UnimplementedNotifyServiceServer) MarkAllRead(context.Context, *MarkAllReadRequest) (*MarkAllReadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MarkAllRead not implemented")
 }
 func (UnimplementedNotifyServiceServer) mustEmbedUnimplementedNotifyServiceServer() {}
 func (UnimplementedNotifyServiceServer) testEmbeddedByValue()                       {}
@@ -115,6 +157,42 @@ func _NotifyService_ListCollected_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _NotifyService_MarkRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MarkReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifyServiceServer).MarkRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifyService_MarkRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifyServiceServer).MarkRead(ctx, req.(*MarkReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _NotifyService_MarkAllRead_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MarkAllReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifyServiceServer).MarkAllRead(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifyService_MarkAllRead_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifyServiceServer).MarkAllRead(ctx, req.(*MarkAllReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // NotifyService_ServiceDesc is the grpc.ServiceDesc for NotifyService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -125,6 +203,133 @@ var NotifyService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListCollected",
 			Handler:    _NotifyService_ListCollected_Handler,
+		},
+		{
+			MethodName: "MarkRead",
+			Handler:    _NotifyService_MarkRead_Handler,
+		},
+		{
+			MethodName: "MarkAllRead",
+			Handler:    _NotifyService_MarkAllRead_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "shopmind/notify/v1/notify.proto",
+}
+
+const (
+	NotifyPublisherService_Publish_FullMethodName = "/shopmind.notify.v1.NotifyPublisherService/Publish"
+)
+
+// NotifyPublisherServiceClient is the client API for NotifyPublisherService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// NotifyPublisherService is how services produce notifications. Internal: called over gRPC
+// only, never through the gateway. The producer forwards the signed-in user's token (the
+// request it serves is that user's); the notification belongs to that user's tenant, so a
+// producer cannot write into another tenant. Producers use internal/notifyclient, which never
+// lets a failure to notify fail the producer's own request.
+type NotifyPublisherServiceClient interface {
+	// Publish collects one notification. A dedup_key already published for the tenant is
+	// answered with the stored notification's id and nothing is stored again.
+	Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error)
+}
+
+type notifyPublisherServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewNotifyPublisherServiceClient(cc grpc.ClientConnInterface) NotifyPublisherServiceClient {
+	return &notifyPublisherServiceClient{cc}
+}
+
+func (c *notifyPublisherServiceClient) Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PublishResponse)
+	err := c.cc.Invoke(ctx, NotifyPublisherService_Publish_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// NotifyPublisherServiceServer is the server API for NotifyPublisherService service.
+// All implementations must embed UnimplementedNotifyPublisherServiceServer
+// for forward compatibility.
+//
+// NotifyPublisherService is how services produce notifications. Internal: called over gRPC
+// only, never through the gateway. The producer forwards the signed-in user's token (the
+// request it serves is that user's); the notification belongs to that user's tenant, so a
+// producer cannot write into another tenant. Producers use internal/notifyclient, which never
+// lets a failure to notify fail the producer's own request.
+type NotifyPublisherServiceServer interface {
+	// Publish collects one notification. A dedup_key already published for the tenant is
+	// answered with the stored notification's id and nothing is stored again.
+	Publish(context.Context, *PublishRequest) (*PublishResponse, error)
+	mustEmbedUnimplementedNotifyPublisherServiceServer()
+}
+
+// UnimplementedNotifyPublisherServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedNotifyPublisherServiceServer struct{}
+
+func (UnimplementedNotifyPublisherServiceServer) Publish(context.Context, *PublishRequest) (*PublishResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Publish not implemented")
+}
+func (UnimplementedNotifyPublisherServiceServer) mustEmbedUnimplementedNotifyPublisherServiceServer() {
+}
+func (UnimplementedNotifyPublisherServiceServer) testEmbeddedByValue() {}
+
+// UnsafeNotifyPublisherServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to NotifyPublisherServiceServer will
+// result in compilation errors.
+type UnsafeNotifyPublisherServiceServer interface {
+	mustEmbedUnimplementedNotifyPublisherServiceServer()
+}
+
+func RegisterNotifyPublisherServiceServer(s grpc.ServiceRegistrar, srv NotifyPublisherServiceServer) {
+	// If the following call panics, it indicates UnimplementedNotifyPublisherServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&NotifyPublisherService_ServiceDesc, srv)
+}
+
+func _NotifyPublisherService_Publish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(NotifyPublisherServiceServer).Publish(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: NotifyPublisherService_Publish_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(NotifyPublisherServiceServer).Publish(ctx, req.(*PublishRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// NotifyPublisherService_ServiceDesc is the grpc.ServiceDesc for NotifyPublisherService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var NotifyPublisherService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "shopmind.notify.v1.NotifyPublisherService",
+	HandlerType: (*NotifyPublisherServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Publish",
+			Handler:    _NotifyPublisherService_Publish_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -6,7 +6,9 @@
 
 // The system administration service. It has no REST endpoints of its own (the spec lists
 // none); the gateway asks it whether a caller may use an administrator path (a path whose
-// name contains "-m").
+// name contains "-m"). The administration endpoints themselves (/api/v1/tenant-m/...,
+// /api/v1/system-m/...) are served by the tenant service, which owns the tenants, users and
+// organizations (shopmind/tenant/v1/admin.proto).
 
 package systemv1
 

@@ -6,7 +6,9 @@
 
 // The system administration service. It has no REST endpoints of its own (the spec lists
 // none); the gateway asks it whether a caller may use an administrator path (a path whose
-// name contains "-m").
+// name contains "-m"). The administration endpoints themselves (/api/v1/tenant-m/...,
+// /api/v1/system-m/...) are served by the tenant service, which owns the tenants, users and
+// organizations (shopmind/tenant/v1/admin.proto).
 
 package systemv1
 
@@ -33,8 +35,10 @@ const (
 // SystemService checks administrator permissions. Internal: called over gRPC only.
 type SystemServiceClient interface {
 	// CheckAdminPermission tells whether the user may call the administrator path: only tenant
-	// administrators may. A signed-in caller asks about themself (the gateway forwards the
-	// user's token); administrators may ask about any user of their tenant.
+	// administrators may, and the paths of operator RPCs (managing tenants, /api/v1/system-m/...)
+	// only platform operators (shopmind.common.v1.AccessRule.operator). A signed-in caller asks
+	// about themself (the gateway forwards the user's token); administrators may ask about any
+	// user of their tenant.
 	CheckAdminPermission(ctx context.Context, in *CheckAdminPermissionRequest, opts ...grpc.CallOption) (*CheckAdminPermissionResponse, error)
 }
 
@@ -63,8 +67,10 @@ func (c *systemServiceClient) CheckAdminPermission(ctx context.Context, in *Chec
 // SystemService checks administrator permissions. Internal: called over gRPC only.
 type SystemServiceServer interface {
 	// CheckAdminPermission tells whether the user may call the administrator path: only tenant
-	// administrators may. A signed-in caller asks about themself (the gateway forwards the
-	// user's token); administrators may ask about any user of their tenant.
+	// administrators may, and the paths of operator RPCs (managing tenants, /api/v1/system-m/...)
+	// only platform operators (shopmind.common.v1.AccessRule.operator). A signed-in caller asks
+	// about themself (the gateway forwards the user's token); administrators may ask about any
+	// user of their tenant.
 	CheckAdminPermission(context.Context, *CheckAdminPermissionRequest) (*CheckAdminPermissionResponse, error)
 	mustEmbedUnimplementedSystemServiceServer()
 }

@@ -901,6 +901,144 @@ func (x *SetFavoritesResponse) GetFavorites() []*Favorite {
 	return nil
 }
 
+// ChangePasswordRequest: the caller's current password and the new one.
+type ChangePasswordRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The current password, 1 to 128 characters.
+	CurrentPassword string `protobuf:"bytes,1,opt,name=current_password,json=currentPassword,proto3" json:"current_password,omitempty"`
+	// The new password, 1 to 128 characters here; the password rules (see ChangePassword)
+	// are checked by the service.
+	NewPassword   string `protobuf:"bytes,2,opt,name=new_password,json=newPassword,proto3" json:"new_password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangePasswordRequest) Reset() {
+	*x = ChangePasswordRequest{}
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangePasswordRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangePasswordRequest) ProtoMessage() {}
+
+func (x *ChangePasswordRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangePasswordRequest.ProtoReflect.Descriptor instead.
+func (*ChangePasswordRequest) Descriptor() ([]byte, []int) {
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ChangePasswordRequest) GetCurrentPassword() string {
+	if x != nil {
+		return x.CurrentPassword
+	}
+	return ""
+}
+
+func (x *ChangePasswordRequest) GetNewPassword() string {
+	if x != nil {
+		return x.NewPassword
+	}
+	return ""
+}
+
+// ChangePasswordResponse: a new token pair (every earlier token of the user is revoked).
+type ChangePasswordResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// New access token (JWT).
+	AccessToken string `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
+	// Token type: always "Bearer".
+	TokenType string `protobuf:"bytes,2,opt,name=token_type,json=tokenType,proto3" json:"token_type,omitempty"`
+	// Lifetime of the new access token in seconds from now (default 7200).
+	ExpiresIn int32 `protobuf:"varint,3,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
+	// New refresh token (JWT).
+	RefreshToken string `protobuf:"bytes,4,opt,name=refresh_token,json=refreshToken,proto3" json:"refresh_token,omitempty"`
+	// Lifetime of the new refresh token in seconds from now (default 604800, 7 days).
+	RefreshExpiresIn int32 `protobuf:"varint,5,opt,name=refresh_expires_in,json=refreshExpiresIn,proto3" json:"refresh_expires_in,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ChangePasswordResponse) Reset() {
+	*x = ChangePasswordResponse{}
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangePasswordResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangePasswordResponse) ProtoMessage() {}
+
+func (x *ChangePasswordResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangePasswordResponse.ProtoReflect.Descriptor instead.
+func (*ChangePasswordResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ChangePasswordResponse) GetAccessToken() string {
+	if x != nil {
+		return x.AccessToken
+	}
+	return ""
+}
+
+func (x *ChangePasswordResponse) GetTokenType() string {
+	if x != nil {
+		return x.TokenType
+	}
+	return ""
+}
+
+func (x *ChangePasswordResponse) GetExpiresIn() int32 {
+	if x != nil {
+		return x.ExpiresIn
+	}
+	return 0
+}
+
+func (x *ChangePasswordResponse) GetRefreshToken() string {
+	if x != nil {
+		return x.RefreshToken
+	}
+	return ""
+}
+
+func (x *ChangePasswordResponse) GetRefreshExpiresIn() int32 {
+	if x != nil {
+		return x.RefreshExpiresIn
+	}
+	return 0
+}
+
 // GetFavoritesRequest has no fields: the favorites are the caller's.
 type GetFavoritesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -910,7 +1048,7 @@ type GetFavoritesRequest struct {
 
 func (x *GetFavoritesRequest) Reset() {
 	*x = GetFavoritesRequest{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[16]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1060,7 @@ func (x *GetFavoritesRequest) String() string {
 func (*GetFavoritesRequest) ProtoMessage() {}
 
 func (x *GetFavoritesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[16]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1073,7 @@ func (x *GetFavoritesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFavoritesRequest.ProtoReflect.Descriptor instead.
 func (*GetFavoritesRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{16}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{18}
 }
 
 // GetFavoritesResponse carries the caller's favorites.
@@ -949,7 +1087,7 @@ type GetFavoritesResponse struct {
 
 func (x *GetFavoritesResponse) Reset() {
 	*x = GetFavoritesResponse{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[17]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1099,7 @@ func (x *GetFavoritesResponse) String() string {
 func (*GetFavoritesResponse) ProtoMessage() {}
 
 func (x *GetFavoritesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[17]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1112,7 @@ func (x *GetFavoritesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetFavoritesResponse.ProtoReflect.Descriptor instead.
 func (*GetFavoritesResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{17}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetFavoritesResponse) GetFavorites() []*Favorite {
@@ -1010,7 +1148,7 @@ type UserInfo struct {
 
 func (x *UserInfo) Reset() {
 	*x = UserInfo{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[18]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1022,7 +1160,7 @@ func (x *UserInfo) String() string {
 func (*UserInfo) ProtoMessage() {}
 
 func (x *UserInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[18]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1035,7 +1173,7 @@ func (x *UserInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInfo.ProtoReflect.Descriptor instead.
 func (*UserInfo) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{18}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UserInfo) GetId() int64 {
@@ -1109,7 +1247,7 @@ type TenantSummary struct {
 
 func (x *TenantSummary) Reset() {
 	*x = TenantSummary{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[19]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1259,7 @@ func (x *TenantSummary) String() string {
 func (*TenantSummary) ProtoMessage() {}
 
 func (x *TenantSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[19]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1272,7 @@ func (x *TenantSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TenantSummary.ProtoReflect.Descriptor instead.
 func (*TenantSummary) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{19}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TenantSummary) GetId() int64 {
@@ -1171,7 +1309,7 @@ type OrgSummary struct {
 
 func (x *OrgSummary) Reset() {
 	*x = OrgSummary{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[20]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1321,7 @@ func (x *OrgSummary) String() string {
 func (*OrgSummary) ProtoMessage() {}
 
 func (x *OrgSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[20]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1334,7 @@ func (x *OrgSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrgSummary.ProtoReflect.Descriptor instead.
 func (*OrgSummary) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{20}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OrgSummary) GetId() int64 {
@@ -1228,7 +1366,7 @@ type RoleSummary struct {
 
 func (x *RoleSummary) Reset() {
 	*x = RoleSummary{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[21]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1240,7 +1378,7 @@ func (x *RoleSummary) String() string {
 func (*RoleSummary) ProtoMessage() {}
 
 func (x *RoleSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[21]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1253,7 +1391,7 @@ func (x *RoleSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoleSummary.ProtoReflect.Descriptor instead.
 func (*RoleSummary) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{21}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RoleSummary) GetId() int64 {
@@ -1311,7 +1449,7 @@ type Menu struct {
 
 func (x *Menu) Reset() {
 	*x = Menu{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[22]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1323,7 +1461,7 @@ func (x *Menu) String() string {
 func (*Menu) ProtoMessage() {}
 
 func (x *Menu) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[22]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1474,7 @@ func (x *Menu) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Menu.ProtoReflect.Descriptor instead.
 func (*Menu) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{22}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Menu) GetId() int64 {
@@ -1445,7 +1583,7 @@ type Favorite struct {
 
 func (x *Favorite) Reset() {
 	*x = Favorite{}
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[23]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1595,7 @@ func (x *Favorite) String() string {
 func (*Favorite) ProtoMessage() {}
 
 func (x *Favorite) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[23]
+	mi := &file_shopmind_tenant_v1_auth_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1608,7 @@ func (x *Favorite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Favorite.ProtoReflect.Descriptor instead.
 func (*Favorite) Descriptor() ([]byte, []int) {
-	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{23}
+	return file_shopmind_tenant_v1_auth_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Favorite) GetType() string {
@@ -1567,7 +1705,18 @@ const file_shopmind_tenant_v1_auth_proto_rawDesc = "" +
 	"\tfavorites\x18\x01 \x03(\v2\x1c.shopmind.tenant.v1.FavoriteB\b\xbaH\x05\x92\x01\x02\x102R\tfavorites:\x8e\x01\xbaH\x8a\x01\x1a\x87\x01\n" +
 	"\x10favorites_unique\x126favorites must not repeat the same type and target_key\x1a;this.favorites.map(f, f.type + ':' + f.target_key).unique()\"R\n" +
 	"\x14SetFavoritesResponse\x12:\n" +
-	"\tfavorites\x18\x01 \x03(\v2\x1c.shopmind.tenant.v1.FavoriteR\tfavorites\"\x15\n" +
+	"\tfavorites\x18\x01 \x03(\v2\x1c.shopmind.tenant.v1.FavoriteR\tfavorites\"\x85\x01\n" +
+	"\x15ChangePasswordRequest\x129\n" +
+	"\x10current_password\x18\x01 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80\x01\xe8\x9a'\x01R\x0fcurrentPassword\x121\n" +
+	"\fnew_password\x18\x02 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80\x01\xe8\x9a'\x01R\vnewPassword\"\xcc\x01\n" +
+	"\x16ChangePasswordResponse\x12!\n" +
+	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
+	"\n" +
+	"token_type\x18\x02 \x01(\tR\ttokenType\x12\x1d\n" +
+	"\n" +
+	"expires_in\x18\x03 \x01(\x05R\texpiresIn\x12#\n" +
+	"\rrefresh_token\x18\x04 \x01(\tR\frefreshToken\x12,\n" +
+	"\x12refresh_expires_in\x18\x05 \x01(\x05R\x10refreshExpiresIn\"\x15\n" +
 	"\x13GetFavoritesRequest\"R\n" +
 	"\x14GetFavoritesResponse\x12:\n" +
 	"\tfavorites\x18\x01 \x03(\v2\x1c.shopmind.tenant.v1.FavoriteR\tfavorites\"\xb3\x02\n" +
@@ -1619,8 +1768,7 @@ const file_shopmind_tenant_v1_auth_proto_rawDesc = "" +
 	"\x04path\x18\x04 \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06\x18\x80\x04:\x01/R\x04path\x12)\n" +
 	"\n" +
 	"sort_order\x18\x05 \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\x8fN(\x00R\tsortOrder2\xb3\n" +
-	"\n" +
+	"\xbaH\a\x1a\x05\x18\x8fN(\x00R\tsortOrder2\xcc\v\n" +
 	"\x11TenantAuthService\x12\x91\x01\n" +
 	"\x05Login\x12 .shopmind.tenant.v1.LoginRequest\x1a!.shopmind.tenant.v1.LoginResponse\"Cʔ'\x02\b\x01\x82\xd3\xe4\x93\x027:\x01*Z\x17:\x01*\"\x12/api/v1/auth/login\"\x19/api/v1/tenant/auth/login\x12\x96\x01\n" +
 	"\x06Logout\x12!.shopmind.tenant.v1.LogoutRequest\x1a\".shopmind.tenant.v1.LogoutResponse\"Eʔ'\x02\x12\x00\x82\xd3\xe4\x93\x029:\x01*Z\x18:\x01*\"\x13/api/v1/auth/logout\"\x1a/api/v1/tenant/auth/logout\x12\x93\x01\n" +
@@ -1630,7 +1778,8 @@ const file_shopmind_tenant_v1_auth_proto_rawDesc = "" +
 	"\n" +
 	"GetCaptcha\x12%.shopmind.tenant.v1.GetCaptchaRequest\x1a&.shopmind.tenant.v1.GetCaptchaResponse\")ʔ'\x02\b\x01\x82\xd3\xe4\x93\x02\x1d\x12\x1b/api/v1/tenant/auth/captcha\x12z\n" +
 	"\aGetInit\x12\".shopmind.tenant.v1.GetInitRequest\x1a#.shopmind.tenant.v1.GetInitResponse\"&ʔ'\x02\x12\x00\x82\xd3\xe4\x93\x02\x1a\x12\x18/api/v1/tenant/auth/init\x12\x90\x01\n" +
-	"\fSetFavorites\x12'.shopmind.tenant.v1.SetFavoritesRequest\x1a(.shopmind.tenant.v1.SetFavoritesResponse\"-ʔ'\x02\x12\x00\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/api/v1/tenant/auth/favorite\x12\x8d\x01\n" +
+	"\fSetFavorites\x12'.shopmind.tenant.v1.SetFavoritesRequest\x1a(.shopmind.tenant.v1.SetFavoritesResponse\"-ʔ'\x02\x12\x00\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/api/v1/tenant/auth/favorite\x12\x96\x01\n" +
+	"\x0eChangePassword\x12).shopmind.tenant.v1.ChangePasswordRequest\x1a*.shopmind.tenant.v1.ChangePasswordResponse\"-ʔ'\x02\x12\x00\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/api/v1/tenant/auth/password\x12\x8d\x01\n" +
 	"\fGetFavorites\x12'.shopmind.tenant.v1.GetFavoritesRequest\x1a(.shopmind.tenant.v1.GetFavoritesResponse\"*ʔ'\x02\x12\x00\x82\xd3\xe4\x93\x02\x1e\x12\x1c/api/v1/tenant/auth/favoriteBAZ?github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1;tenantv1b\x06proto3"
 
 var (
@@ -1645,47 +1794,49 @@ func file_shopmind_tenant_v1_auth_proto_rawDescGZIP() []byte {
 	return file_shopmind_tenant_v1_auth_proto_rawDescData
 }
 
-var file_shopmind_tenant_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_shopmind_tenant_v1_auth_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_shopmind_tenant_v1_auth_proto_goTypes = []any{
-	(*LoginRequest)(nil),         // 0: shopmind.tenant.v1.LoginRequest
-	(*LoginResponse)(nil),        // 1: shopmind.tenant.v1.LoginResponse
-	(*LogoutRequest)(nil),        // 2: shopmind.tenant.v1.LogoutRequest
-	(*LogoutResponse)(nil),       // 3: shopmind.tenant.v1.LogoutResponse
-	(*GetInfoRequest)(nil),       // 4: shopmind.tenant.v1.GetInfoRequest
-	(*GetInfoResponse)(nil),      // 5: shopmind.tenant.v1.GetInfoResponse
-	(*GetMenusRequest)(nil),      // 6: shopmind.tenant.v1.GetMenusRequest
-	(*GetMenusResponse)(nil),     // 7: shopmind.tenant.v1.GetMenusResponse
-	(*RefreshRequest)(nil),       // 8: shopmind.tenant.v1.RefreshRequest
-	(*RefreshResponse)(nil),      // 9: shopmind.tenant.v1.RefreshResponse
-	(*GetCaptchaRequest)(nil),    // 10: shopmind.tenant.v1.GetCaptchaRequest
-	(*GetCaptchaResponse)(nil),   // 11: shopmind.tenant.v1.GetCaptchaResponse
-	(*GetInitRequest)(nil),       // 12: shopmind.tenant.v1.GetInitRequest
-	(*GetInitResponse)(nil),      // 13: shopmind.tenant.v1.GetInitResponse
-	(*SetFavoritesRequest)(nil),  // 14: shopmind.tenant.v1.SetFavoritesRequest
-	(*SetFavoritesResponse)(nil), // 15: shopmind.tenant.v1.SetFavoritesResponse
-	(*GetFavoritesRequest)(nil),  // 16: shopmind.tenant.v1.GetFavoritesRequest
-	(*GetFavoritesResponse)(nil), // 17: shopmind.tenant.v1.GetFavoritesResponse
-	(*UserInfo)(nil),             // 18: shopmind.tenant.v1.UserInfo
-	(*TenantSummary)(nil),        // 19: shopmind.tenant.v1.TenantSummary
-	(*OrgSummary)(nil),           // 20: shopmind.tenant.v1.OrgSummary
-	(*RoleSummary)(nil),          // 21: shopmind.tenant.v1.RoleSummary
-	(*Menu)(nil),                 // 22: shopmind.tenant.v1.Menu
-	(*Favorite)(nil),             // 23: shopmind.tenant.v1.Favorite
+	(*LoginRequest)(nil),           // 0: shopmind.tenant.v1.LoginRequest
+	(*LoginResponse)(nil),          // 1: shopmind.tenant.v1.LoginResponse
+	(*LogoutRequest)(nil),          // 2: shopmind.tenant.v1.LogoutRequest
+	(*LogoutResponse)(nil),         // 3: shopmind.tenant.v1.LogoutResponse
+	(*GetInfoRequest)(nil),         // 4: shopmind.tenant.v1.GetInfoRequest
+	(*GetInfoResponse)(nil),        // 5: shopmind.tenant.v1.GetInfoResponse
+	(*GetMenusRequest)(nil),        // 6: shopmind.tenant.v1.GetMenusRequest
+	(*GetMenusResponse)(nil),       // 7: shopmind.tenant.v1.GetMenusResponse
+	(*RefreshRequest)(nil),         // 8: shopmind.tenant.v1.RefreshRequest
+	(*RefreshResponse)(nil),        // 9: shopmind.tenant.v1.RefreshResponse
+	(*GetCaptchaRequest)(nil),      // 10: shopmind.tenant.v1.GetCaptchaRequest
+	(*GetCaptchaResponse)(nil),     // 11: shopmind.tenant.v1.GetCaptchaResponse
+	(*GetInitRequest)(nil),         // 12: shopmind.tenant.v1.GetInitRequest
+	(*GetInitResponse)(nil),        // 13: shopmind.tenant.v1.GetInitResponse
+	(*SetFavoritesRequest)(nil),    // 14: shopmind.tenant.v1.SetFavoritesRequest
+	(*SetFavoritesResponse)(nil),   // 15: shopmind.tenant.v1.SetFavoritesResponse
+	(*ChangePasswordRequest)(nil),  // 16: shopmind.tenant.v1.ChangePasswordRequest
+	(*ChangePasswordResponse)(nil), // 17: shopmind.tenant.v1.ChangePasswordResponse
+	(*GetFavoritesRequest)(nil),    // 18: shopmind.tenant.v1.GetFavoritesRequest
+	(*GetFavoritesResponse)(nil),   // 19: shopmind.tenant.v1.GetFavoritesResponse
+	(*UserInfo)(nil),               // 20: shopmind.tenant.v1.UserInfo
+	(*TenantSummary)(nil),          // 21: shopmind.tenant.v1.TenantSummary
+	(*OrgSummary)(nil),             // 22: shopmind.tenant.v1.OrgSummary
+	(*RoleSummary)(nil),            // 23: shopmind.tenant.v1.RoleSummary
+	(*Menu)(nil),                   // 24: shopmind.tenant.v1.Menu
+	(*Favorite)(nil),               // 25: shopmind.tenant.v1.Favorite
 }
 var file_shopmind_tenant_v1_auth_proto_depIdxs = []int32{
-	18, // 0: shopmind.tenant.v1.LoginResponse.user:type_name -> shopmind.tenant.v1.UserInfo
-	18, // 1: shopmind.tenant.v1.GetInfoResponse.user:type_name -> shopmind.tenant.v1.UserInfo
-	22, // 2: shopmind.tenant.v1.GetMenusResponse.menus:type_name -> shopmind.tenant.v1.Menu
-	18, // 3: shopmind.tenant.v1.GetInitResponse.user:type_name -> shopmind.tenant.v1.UserInfo
-	22, // 4: shopmind.tenant.v1.GetInitResponse.menus:type_name -> shopmind.tenant.v1.Menu
-	23, // 5: shopmind.tenant.v1.GetInitResponse.favorites:type_name -> shopmind.tenant.v1.Favorite
-	23, // 6: shopmind.tenant.v1.SetFavoritesRequest.favorites:type_name -> shopmind.tenant.v1.Favorite
-	23, // 7: shopmind.tenant.v1.SetFavoritesResponse.favorites:type_name -> shopmind.tenant.v1.Favorite
-	23, // 8: shopmind.tenant.v1.GetFavoritesResponse.favorites:type_name -> shopmind.tenant.v1.Favorite
-	19, // 9: shopmind.tenant.v1.UserInfo.tenant:type_name -> shopmind.tenant.v1.TenantSummary
-	20, // 10: shopmind.tenant.v1.UserInfo.org:type_name -> shopmind.tenant.v1.OrgSummary
-	21, // 11: shopmind.tenant.v1.UserInfo.roles:type_name -> shopmind.tenant.v1.RoleSummary
-	22, // 12: shopmind.tenant.v1.Menu.children:type_name -> shopmind.tenant.v1.Menu
+	20, // 0: shopmind.tenant.v1.LoginResponse.user:type_name -> shopmind.tenant.v1.UserInfo
+	20, // 1: shopmind.tenant.v1.GetInfoResponse.user:type_name -> shopmind.tenant.v1.UserInfo
+	24, // 2: shopmind.tenant.v1.GetMenusResponse.menus:type_name -> shopmind.tenant.v1.Menu
+	20, // 3: shopmind.tenant.v1.GetInitResponse.user:type_name -> shopmind.tenant.v1.UserInfo
+	24, // 4: shopmind.tenant.v1.GetInitResponse.menus:type_name -> shopmind.tenant.v1.Menu
+	25, // 5: shopmind.tenant.v1.GetInitResponse.favorites:type_name -> shopmind.tenant.v1.Favorite
+	25, // 6: shopmind.tenant.v1.SetFavoritesRequest.favorites:type_name -> shopmind.tenant.v1.Favorite
+	25, // 7: shopmind.tenant.v1.SetFavoritesResponse.favorites:type_name -> shopmind.tenant.v1.Favorite
+	25, // 8: shopmind.tenant.v1.GetFavoritesResponse.favorites:type_name -> shopmind.tenant.v1.Favorite
+	21, // 9: shopmind.tenant.v1.UserInfo.tenant:type_name -> shopmind.tenant.v1.TenantSummary
+	22, // 10: shopmind.tenant.v1.UserInfo.org:type_name -> shopmind.tenant.v1.OrgSummary
+	23, // 11: shopmind.tenant.v1.UserInfo.roles:type_name -> shopmind.tenant.v1.RoleSummary
+	24, // 12: shopmind.tenant.v1.Menu.children:type_name -> shopmind.tenant.v1.Menu
 	0,  // 13: shopmind.tenant.v1.TenantAuthService.Login:input_type -> shopmind.tenant.v1.LoginRequest
 	2,  // 14: shopmind.tenant.v1.TenantAuthService.Logout:input_type -> shopmind.tenant.v1.LogoutRequest
 	4,  // 15: shopmind.tenant.v1.TenantAuthService.GetInfo:input_type -> shopmind.tenant.v1.GetInfoRequest
@@ -1694,18 +1845,20 @@ var file_shopmind_tenant_v1_auth_proto_depIdxs = []int32{
 	10, // 18: shopmind.tenant.v1.TenantAuthService.GetCaptcha:input_type -> shopmind.tenant.v1.GetCaptchaRequest
 	12, // 19: shopmind.tenant.v1.TenantAuthService.GetInit:input_type -> shopmind.tenant.v1.GetInitRequest
 	14, // 20: shopmind.tenant.v1.TenantAuthService.SetFavorites:input_type -> shopmind.tenant.v1.SetFavoritesRequest
-	16, // 21: shopmind.tenant.v1.TenantAuthService.GetFavorites:input_type -> shopmind.tenant.v1.GetFavoritesRequest
-	1,  // 22: shopmind.tenant.v1.TenantAuthService.Login:output_type -> shopmind.tenant.v1.LoginResponse
-	3,  // 23: shopmind.tenant.v1.TenantAuthService.Logout:output_type -> shopmind.tenant.v1.LogoutResponse
-	5,  // 24: shopmind.tenant.v1.TenantAuthService.GetInfo:output_type -> shopmind.tenant.v1.GetInfoResponse
-	7,  // 25: shopmind.tenant.v1.TenantAuthService.GetMenus:output_type -> shopmind.tenant.v1.GetMenusResponse
-	9,  // 26: shopmind.tenant.v1.TenantAuthService.Refresh:output_type -> shopmind.tenant.v1.RefreshResponse
-	11, // 27: shopmind.tenant.v1.TenantAuthService.GetCaptcha:output_type -> shopmind.tenant.v1.GetCaptchaResponse
-	13, // 28: shopmind.tenant.v1.TenantAuthService.GetInit:output_type -> shopmind.tenant.v1.GetInitResponse
-	15, // 29: shopmind.tenant.v1.TenantAuthService.SetFavorites:output_type -> shopmind.tenant.v1.SetFavoritesResponse
-	17, // 30: shopmind.tenant.v1.TenantAuthService.GetFavorites:output_type -> shopmind.tenant.v1.GetFavoritesResponse
-	22, // [22:31] is the sub-list for method output_type
-	13, // [13:22] is the sub-list for method input_type
+	16, // 21: shopmind.tenant.v1.TenantAuthService.ChangePassword:input_type -> shopmind.tenant.v1.ChangePasswordRequest
+	18, // 22: shopmind.tenant.v1.TenantAuthService.GetFavorites:input_type -> shopmind.tenant.v1.GetFavoritesRequest
+	1,  // 23: shopmind.tenant.v1.TenantAuthService.Login:output_type -> shopmind.tenant.v1.LoginResponse
+	3,  // 24: shopmind.tenant.v1.TenantAuthService.Logout:output_type -> shopmind.tenant.v1.LogoutResponse
+	5,  // 25: shopmind.tenant.v1.TenantAuthService.GetInfo:output_type -> shopmind.tenant.v1.GetInfoResponse
+	7,  // 26: shopmind.tenant.v1.TenantAuthService.GetMenus:output_type -> shopmind.tenant.v1.GetMenusResponse
+	9,  // 27: shopmind.tenant.v1.TenantAuthService.Refresh:output_type -> shopmind.tenant.v1.RefreshResponse
+	11, // 28: shopmind.tenant.v1.TenantAuthService.GetCaptcha:output_type -> shopmind.tenant.v1.GetCaptchaResponse
+	13, // 29: shopmind.tenant.v1.TenantAuthService.GetInit:output_type -> shopmind.tenant.v1.GetInitResponse
+	15, // 30: shopmind.tenant.v1.TenantAuthService.SetFavorites:output_type -> shopmind.tenant.v1.SetFavoritesResponse
+	17, // 31: shopmind.tenant.v1.TenantAuthService.ChangePassword:output_type -> shopmind.tenant.v1.ChangePasswordResponse
+	19, // 32: shopmind.tenant.v1.TenantAuthService.GetFavorites:output_type -> shopmind.tenant.v1.GetFavoritesResponse
+	23, // [23:33] is the sub-list for method output_type
+	13, // [13:23] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -1722,7 +1875,7 @@ func file_shopmind_tenant_v1_auth_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_tenant_v1_auth_proto_rawDesc), len(file_shopmind_tenant_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -350,6 +350,33 @@ func local_request_TenantAuthService_SetFavorites_0(ctx context.Context, marshal
 	return msg, metadata, err
 }
 
+func request_TenantAuthService_ChangePassword_0(ctx context.Context, marshaler runtime.Marshaler, client TenantAuthServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ChangePasswordRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ChangePassword(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_TenantAuthService_ChangePassword_0(ctx context.Context, marshaler runtime.Marshaler, server TenantAuthServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ChangePasswordRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ChangePassword(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_TenantAuthService_GetFavorites_0(ctx context.Context, marshaler runtime.Marshaler, client TenantAuthServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq GetFavoritesRequest
@@ -637,6 +664,26 @@ func RegisterTenantAuthServiceHandlerServer(ctx context.Context, mux *runtime.Se
 		}
 		forward_TenantAuthService_SetFavorites_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_TenantAuthService_ChangePassword_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/shopmind.tenant.v1.TenantAuthService/ChangePassword", runtime.WithHTTPPathPattern("/api/v1/tenant/auth/password"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_TenantAuthService_ChangePassword_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_TenantAuthService_ChangePassword_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_TenantAuthService_GetFavorites_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -918,6 +965,23 @@ func RegisterTenantAuthServiceHandlerClient(ctx context.Context, mux *runtime.Se
 		}
 		forward_TenantAuthService_SetFavorites_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_TenantAuthService_ChangePassword_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/shopmind.tenant.v1.TenantAuthService/ChangePassword", runtime.WithHTTPPathPattern("/api/v1/tenant/auth/password"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_TenantAuthService_ChangePassword_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_TenantAuthService_ChangePassword_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_TenantAuthService_GetFavorites_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -939,35 +1003,37 @@ func RegisterTenantAuthServiceHandlerClient(ctx context.Context, mux *runtime.Se
 }
 
 var (
-	pattern_TenantAuthService_Login_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "login"}, ""))
-	pattern_TenantAuthService_Login_1        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "login"}, ""))
-	pattern_TenantAuthService_Logout_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "logout"}, ""))
-	pattern_TenantAuthService_Logout_1       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "logout"}, ""))
-	pattern_TenantAuthService_GetInfo_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "info"}, ""))
-	pattern_TenantAuthService_GetInfo_1      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "userinfo"}, ""))
-	pattern_TenantAuthService_GetMenus_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "menus"}, ""))
-	pattern_TenantAuthService_GetMenus_1     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "menus"}, ""))
-	pattern_TenantAuthService_Refresh_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "refresh"}, ""))
-	pattern_TenantAuthService_Refresh_1      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "refresh"}, ""))
-	pattern_TenantAuthService_GetCaptcha_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "captcha"}, ""))
-	pattern_TenantAuthService_GetInit_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "init"}, ""))
-	pattern_TenantAuthService_SetFavorites_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "favorite"}, ""))
-	pattern_TenantAuthService_GetFavorites_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "favorite"}, ""))
+	pattern_TenantAuthService_Login_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "login"}, ""))
+	pattern_TenantAuthService_Login_1          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "login"}, ""))
+	pattern_TenantAuthService_Logout_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "logout"}, ""))
+	pattern_TenantAuthService_Logout_1         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "logout"}, ""))
+	pattern_TenantAuthService_GetInfo_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "info"}, ""))
+	pattern_TenantAuthService_GetInfo_1        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "userinfo"}, ""))
+	pattern_TenantAuthService_GetMenus_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "menus"}, ""))
+	pattern_TenantAuthService_GetMenus_1       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "menus"}, ""))
+	pattern_TenantAuthService_Refresh_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "refresh"}, ""))
+	pattern_TenantAuthService_Refresh_1        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "v1", "auth", "refresh"}, ""))
+	pattern_TenantAuthService_GetCaptcha_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "captcha"}, ""))
+	pattern_TenantAuthService_GetInit_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "init"}, ""))
+	pattern_TenantAuthService_SetFavorites_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "favorite"}, ""))
+	pattern_TenantAuthService_ChangePassword_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "password"}, ""))
+	pattern_TenantAuthService_GetFavorites_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "v1", "tenant", "auth", "favorite"}, ""))
 )
 
 var (
-	forward_TenantAuthService_Login_0        = runtime.ForwardResponseMessage
-	forward_TenantAuthService_Login_1        = runtime.ForwardResponseMessage
-	forward_TenantAuthService_Logout_0       = runtime.ForwardResponseMessage
-	forward_TenantAuthService_Logout_1       = runtime.ForwardResponseMessage
-	forward_TenantAuthService_GetInfo_0      = runtime.ForwardResponseMessage
-	forward_TenantAuthService_GetInfo_1      = runtime.ForwardResponseMessage
-	forward_TenantAuthService_GetMenus_0     = runtime.ForwardResponseMessage
-	forward_TenantAuthService_GetMenus_1     = runtime.ForwardResponseMessage
-	forward_TenantAuthService_Refresh_0      = runtime.ForwardResponseMessage
-	forward_TenantAuthService_Refresh_1      = runtime.ForwardResponseMessage
-	forward_TenantAuthService_GetCaptcha_0   = runtime.ForwardResponseMessage
-	forward_TenantAuthService_GetInit_0      = runtime.ForwardResponseMessage
-	forward_TenantAuthService_SetFavorites_0 = runtime.ForwardResponseMessage
-	forward_TenantAuthService_GetFavorites_0 = runtime.ForwardResponseMessage
+	forward_TenantAuthService_Login_0          = runtime.ForwardResponseMessage
+	forward_TenantAuthService_Login_1          = runtime.ForwardResponseMessage
+	forward_TenantAuthService_Logout_0         = runtime.ForwardResponseMessage
+	forward_TenantAuthService_Logout_1         = runtime.ForwardResponseMessage
+	forward_TenantAuthService_GetInfo_0        = runtime.ForwardResponseMessage
+	forward_TenantAuthService_GetInfo_1        = runtime.ForwardResponseMessage
+	forward_TenantAuthService_GetMenus_0       = runtime.ForwardResponseMessage
+	forward_TenantAuthService_GetMenus_1       = runtime.ForwardResponseMessage
+	forward_TenantAuthService_Refresh_0        = runtime.ForwardResponseMessage
+	forward_TenantAuthService_Refresh_1        = runtime.ForwardResponseMessage
+	forward_TenantAuthService_GetCaptcha_0     = runtime.ForwardResponseMessage
+	forward_TenantAuthService_GetInit_0        = runtime.ForwardResponseMessage
+	forward_TenantAuthService_SetFavorites_0   = runtime.ForwardResponseMessage
+	forward_TenantAuthService_ChangePassword_0 = runtime.ForwardResponseMessage
+	forward_TenantAuthService_GetFavorites_0   = runtime.ForwardResponseMessage
 )

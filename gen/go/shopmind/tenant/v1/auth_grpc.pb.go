@@ -35,15 +35,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TenantAuthService_Login_FullMethodName        = "/shopmind.tenant.v1.TenantAuthService/Login"
-	TenantAuthService_Logout_FullMethodName       = "/shopmind.tenant.v1.TenantAuthService/Logout"
-	TenantAuthService_GetInfo_FullMethodName      = "/shopmind.tenant.v1.TenantAuthService/GetInfo"
-	TenantAuthService_GetMenus_FullMethodName     = "/shopmind.tenant.v1.TenantAuthService/GetMenus"
-	TenantAuthService_Refresh_FullMethodName      = "/shopmind.tenant.v1.TenantAuthService/Refresh"
-	TenantAuthService_GetCaptcha_FullMethodName   = "/shopmind.tenant.v1.TenantAuthService/GetCaptcha"
-	TenantAuthService_GetInit_FullMethodName      = "/shopmind.tenant.v1.TenantAuthService/GetInit"
-	TenantAuthService_SetFavorites_FullMethodName = "/shopmind.tenant.v1.TenantAuthService/SetFavorites"
-	TenantAuthService_GetFavorites_FullMethodName = "/shopmind.tenant.v1.TenantAuthService/GetFavorites"
+	TenantAuthService_Login_FullMethodName          = "/shopmind.tenant.v1.TenantAuthService/Login"
+	TenantAuthService_Logout_FullMethodName         = "/shopmind.tenant.v1.TenantAuthService/Logout"
+	TenantAuthService_GetInfo_FullMethodName        = "/shopmind.tenant.v1.TenantAuthService/GetInfo"
+	TenantAuthService_GetMenus_FullMethodName       = "/shopmind.tenant.v1.TenantAuthService/GetMenus"
+	TenantAuthService_Refresh_FullMethodName        = "/shopmind.tenant.v1.TenantAuthService/Refresh"
+	TenantAuthService_GetCaptcha_FullMethodName     = "/shopmind.tenant.v1.TenantAuthService/GetCaptcha"
+	TenantAuthService_GetInit_FullMethodName        = "/shopmind.tenant.v1.TenantAuthService/GetInit"
+	TenantAuthService_SetFavorites_FullMethodName   = "/shopmind.tenant.v1.TenantAuthService/SetFavorites"
+	TenantAuthService_ChangePassword_FullMethodName = "/shopmind.tenant.v1.TenantAuthService/ChangePassword"
+	TenantAuthService_GetFavorites_FullMethodName   = "/shopmind.tenant.v1.TenantAuthService/GetFavorites"
 )
 
 // TenantAuthServiceClient is the client API for TenantAuthService service.
@@ -57,8 +58,10 @@ type TenantAuthServiceClient interface {
 	//
 	// Both paths take the same body. The browser extension's path (/api/v1/auth/login) may omit
 	// tenant_code and the captcha; see LoginRequest for the rules that apply then.
-	// Wrong tenant, unknown user, wrong password, a disabled user or a disabled tenant all
-	// answer the same 401 "invalid credentials" so that accounts cannot be enumerated.
+	// Wrong tenant, unknown user or wrong password all answer the same 401 "invalid tenant,
+	// username or password" so that accounts cannot be enumerated. A disabled user or a
+	// disabled tenant (services/tenant/ADMIN.md) is, after the right password only, a 403
+	// saying which.
 	Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (*LoginResponse, error)
 	// Logout invalidates the caller's access token (it is blacklisted until it expires) and
 	// the refresh token issued in the same pair. Any signed-in user. Calling it twice with the
@@ -86,6 +89,18 @@ type TenantAuthServiceClient interface {
 	// SetFavorites replaces the caller's favorites with the given list (an empty list clears
 	// them) and returns the stored list. Any signed-in user; favorites are per user.
 	SetFavorites(ctx context.Context, in *SetFavoritesRequest, opts ...grpc.CallOption) (*SetFavoritesResponse, error)
+	// ChangePassword changes the caller's own password. Any signed-in user.
+	//
+	// The current password is required. The new one must follow the password rules
+	// (services/tenant/ADMIN.md, "Password rules": at least 10 characters and at most 72 bytes,
+	// two of lower case, upper case, digits and other characters, no surrounding white space or
+	// control characters, not a well-known weak password, not the username or tenant code) and
+	// differ from the current one; a broken rule is a 400 naming new_password. A wrong current
+	// password is a 400 naming current_password and counts as a failed login (the same lock
+	// after repeated failures, a 429). On success every session of the user is ended (all
+	// refresh-token families revoked, with their access tokens, this one included) and a new
+	// token pair is returned, so the caller stays signed in on this device only.
+	ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*ChangePasswordResponse, error)
 	// GetFavorites returns the caller's favorites. Any signed-in user.
 	GetFavorites(ctx context.Context, in *GetFavoritesRequest, opts ...grpc.CallOption) (*GetFavoritesResponse, error)
 }
@@ -178,6 +193,16 @@ func (c *tenantAuthServiceClient) SetFavorites(ctx context.Context, in *SetFavor
 	return out, nil
 }
 
+func (c *tenantAuthServiceClient) ChangePassword(ctx context.Context, in *ChangePasswordRequest, opts ...grpc.CallOption) (*ChangePasswordResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChangePasswordResponse)
+	err := c.cc.Invoke(ctx, TenantAuthService_ChangePassword_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tenantAuthServiceClient) GetFavorites(ctx context.Context, in *GetFavoritesRequest, opts ...grpc.CallOption) (*GetFavoritesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetFavoritesResponse)
@@ -199,8 +224,10 @@ type TenantAuthServiceServer interface {
 	//
 	// Both paths take the same body. The browser extension's path (/api/v1/auth/login) may omit
 	// tenant_code and the captcha; see LoginRequest for the rules that apply then.
-	// Wrong tenant, unknown user, wrong password, a disabled user or a disabled tenant all
-	// answer the same 401 "invalid credentials" so that accounts cannot be enumerated.
+	// Wrong tenant, unknown user or wrong password all answer the same 401 "invalid tenant,
+	// username or password" so that accounts cannot be enumerated. A disabled user or a
+	// disabled tenant (services/tenant/ADMIN.md) is, after the right password only, a 403
+	// saying which.
 	Login(context.Context, *LoginRequest) (*LoginResponse, error)
 	// Logout invalidates the caller's access token (it is blacklisted until it expires) and
 	// the refresh token issued in the same pair. Any signed-in user. Calling it twice with the
@@ -228,6 +255,18 @@ type TenantAuthServiceServer interface {
 	// SetFavorites replaces the caller's favorites with the given list (an empty list clears
 	// them) and returns the stored list. Any signed-in user; favorites are per user.
 	SetFavorites(context.Context, *SetFavoritesRequest) (*SetFavoritesResponse, error)
+	// ChangePassword changes the caller's own password. Any signed-in user.
+	//
+	// The current password is required. The new one must follow the password rules
+	// (services/tenant/ADMIN.md, "Password rules": at least 10 characters and at most 72 bytes,
+	// two of lower case, upper case, digits and other characters, no surrounding white space or
+	// control characters, not a well-known weak password, not the username or tenant code) and
+	// differ from the current one; a broken rule is a 400 naming new_password. A wrong current
+	// password is a 400 naming current_password and counts as a failed login (the same lock
+	// after repeated failures, a 429). On success every session of the user is ended (all
+	// refresh-token families revoked, with their access tokens, this one included) and a new
+	// token pair is returned, so the caller stays signed in on this device only.
+	ChangePassword(context.Context, *ChangePasswordRequest) (*ChangePasswordResponse, error)
 	// GetFavorites returns the caller's favorites. Any signed-in user.
 	GetFavorites(context.Context, *GetFavoritesRequest) (*GetFavoritesResponse, error)
 	mustEmbedUnimplementedTenantAuthServiceServer()
@@ -263,6 +302,9 @@ func (UnimplementedTenantAuthServiceServer) GetInit(context.Context, *GetInitReq
 }
 func (UnimplementedTenantAuthServiceServer) SetFavorites(context.Context, *SetFavoritesRequest) (*SetFavoritesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetFavorites not implemented")
+}
+func (UnimplementedTenantAuthServiceServer) ChangePassword(context.Context, *ChangePasswordRequest) (*ChangePasswordResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChangePassword not implemented")
 }
 func (UnimplementedTenantAuthServiceServer) GetFavorites(context.Context, *GetFavoritesRequest) (*GetFavoritesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetFavorites not implemented")
@@ -432,6 +474,24 @@ func _TenantAuthService_SetFavorites_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TenantAuthService_ChangePassword_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChangePasswordRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TenantAuthServiceServer).ChangePassword(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TenantAuthService_ChangePassword_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TenantAuthServiceServer).ChangePassword(ctx, req.(*ChangePasswordRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TenantAuthService_GetFavorites_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetFavoritesRequest)
 	if err := dec(in); err != nil {
@@ -488,6 +548,10 @@ var TenantAuthService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetFavorites",
 			Handler:    _TenantAuthService_SetFavorites_Handler,
+		},
+		{
+			MethodName: "ChangePassword",
+			Handler:    _TenantAuthService_ChangePassword_Handler,
 		},
 		{
 			MethodName: "GetFavorites",

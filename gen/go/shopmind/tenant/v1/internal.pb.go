@@ -335,9 +335,12 @@ type GetUserPermissionsResponse struct {
 	// Ids of the user's roles, ascending.
 	RoleIds []int64 `protobuf:"varint,2,rep,packed,name=role_ids,json=roleIds,proto3" json:"role_ids,omitempty"`
 	// True for a tenant administrator (allowed every client path).
-	IsAdmin       bool `protobuf:"varint,3,opt,name=is_admin,json=isAdmin,proto3" json:"is_admin,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	IsAdmin bool `protobuf:"varint,3,opt,name=is_admin,json=isAdmin,proto3" json:"is_admin,omitempty"`
+	// True for a platform operator: an enabled administrator of an operator tenant (see
+	// shopmind.common.v1.AccessRule.operator), who may manage tenants.
+	IsPlatformOperator bool `protobuf:"varint,4,opt,name=is_platform_operator,json=isPlatformOperator,proto3" json:"is_platform_operator,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetUserPermissionsResponse) Reset() {
@@ -387,6 +390,13 @@ func (x *GetUserPermissionsResponse) GetRoleIds() []int64 {
 func (x *GetUserPermissionsResponse) GetIsAdmin() bool {
 	if x != nil {
 		return x.IsAdmin
+	}
+	return false
+}
+
+func (x *GetUserPermissionsResponse) GetIsPlatformOperator() bool {
+	if x != nil {
+		return x.IsPlatformOperator
 	}
 	return false
 }
@@ -769,11 +779,12 @@ const file_shopmind_tenant_v1_internal_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\bissuedAt\"g\n" +
 	"\x19GetUserPermissionsRequest\x12\"\n" +
 	"\auser_id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x06userId\x12&\n" +
-	"\ttenant_id\x18\x02 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\btenantId\"}\n" +
+	"\ttenant_id\x18\x02 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\btenantId\"\xaf\x01\n" +
 	"\x1aGetUserPermissionsResponse\x12)\n" +
 	"\x10permission_codes\x18\x01 \x03(\tR\x0fpermissionCodes\x12\x19\n" +
 	"\brole_ids\x18\x02 \x03(\x03R\aroleIds\x12\x19\n" +
-	"\bis_admin\x18\x03 \x01(\bR\aisAdmin\"\xc5\x01\n" +
+	"\bis_admin\x18\x03 \x01(\bR\aisAdmin\x120\n" +
+	"\x14is_platform_operator\x18\x04 \x01(\bR\x12isPlatformOperator\"\xc5\x01\n" +
 	"\x16CheckPermissionRequest\x12\"\n" +
 	"\auser_id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x06userId\x12&\n" +
 	"\ttenant_id\x18\x02 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\btenantId\x12<\n" +

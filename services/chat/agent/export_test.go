@@ -1,4 +1,0 @@
-package agent
-
-// FormatNumber exports formatNumber to the external tests.
-var FormatNumber = formatNumber
