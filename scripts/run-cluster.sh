@@ -24,6 +24,8 @@ export SHOPMIND_JWT_SECRET
 export SHOPMIND_DATABASE_URL=${SHOPMIND_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/shopmind_cluster?sslmode=disable}
 export SHOPMIND_DEMO_DATA=${SHOPMIND_DEMO_DATA:-true}
 export SHOPMIND_ETCD_ENDPOINTS=http://$ETCD_CLIENT
+# The built-in NL2SQL provider listens here and the bridge (target nl2sql) calls it here.
+export SHOPMIND_NL2SQL_PROVIDER_ADDR=${SHOPMIND_NL2SQL_PROVIDER_ADDR:-127.0.0.1:9190}
 
 pids=()
 stop() {
@@ -78,6 +80,7 @@ start basic basic 9104
 start notify notify 9105
 start chat chat 9106
 start nl2sql nl2sql 9107
+start nl2sql-provider nl2sql-provider 9110
 start crx crx 9108
 start tenant-2 tenant 9109
 start gateway-1 gateway "" 8080

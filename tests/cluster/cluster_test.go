@@ -55,7 +55,7 @@ const (
 
 // serviceTargets are the processes besides the gateways and the second tenant replica, in
 // start order (services.All's).
-var serviceTargets = []string{"tenant-1", "system", "analysis", "basic", "notify", "chat", "nl2sql", "crx"}
+var serviceTargets = []string{"tenant-1", "system", "analysis", "basic", "notify", "chat", "nl2sql", "nl2sql-provider", "crx"}
 
 // etcdServer is Debian's etcd (the etcd-server package's /usr/bin/etcd), one member.
 type etcdServer struct {
@@ -107,7 +107,9 @@ type cluster struct {
 	etcd  *etcdServer
 	watch *clientv3.Client
 	nodes map[string]*node
-	start time.Time
+	// nl2sqlProvider is where the built-in NL2SQL provider listens and the bridge calls it.
+	nl2sqlProvider string
+	start          time.Time
 }
 
 func (c *cluster) logf(format string, args ...any) {
@@ -123,6 +125,7 @@ func (c *cluster) env(n *node) []string {
 		"SHOPMIND_ETCD_DIAL_TIMEOUT=1s", "SHOPMIND_DEMO_DATA=true", "SHOPMIND_ADMIN_PASSWORD=" + stack.AdminPassword,
 		"SHOPMIND_CAPTCHA_MODE=off", "SHOPMIND_BCRYPT_COST=4", "SHOPMIND_RATE_LIMIT_RPS=0",
 		"SHOPMIND_DATABASE_MAX_CONNS=4", "SHOPMIND_SHUTDOWN_TIMEOUT=10s", "SHOPMIND_LOG_LEVEL=warn",
+		"SHOPMIND_NL2SQL_PROVIDER_ADDR=" + c.nl2sqlProvider,
 	}
 	if n.grpc != "" {
 		vars = append(vars, "SHOPMIND_GRPC_ADDR="+n.grpc)
@@ -237,7 +240,7 @@ func waitFor(t *testing.T, what string, within time.Duration, p *proc.Process, c
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	tier.Needs(t, "Debian's etcd-server, PostgreSQL and the built binary")
-	c := &cluster{t: t, bin: proc.Binary(t), nodes: map[string]*node{}, start: time.Now()}
+	c := &cluster{t: t, bin: proc.Binary(t), nodes: map[string]*node{}, start: time.Now(), nl2sqlProvider: proc.FreePorts(t, 1)[0]}
 	c.db = stack.NewDatabase(t).URL
 	c.etcd = startEtcd(t)
 	var err error
@@ -300,6 +303,8 @@ func acceptance(t *testing.T, gw *stack.Stack, token string) {
 	end := time.Now().UTC().Truncate(24 * time.Hour)
 	ok("POST", "/api/v1/anls/query/preview", fmt.Sprintf(`{"metric_names":["gmv"],"dimensions":["shop"],"start_time":"%s","end_time":"%s"}`,
 		end.AddDate(0, 0, -30).Format(time.RFC3339), end.Format(time.RFC3339)), `"rows":[[`)
+	// The NL2SQL bridge reaches the built-in provider, another process, and its key is accepted.
+	ok("GET", "/api/v1/nl2sql/health", "", `"api_key_valid":true`)
 	chat(t, gw, token)
 }
 

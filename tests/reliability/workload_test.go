@@ -198,7 +198,8 @@ func (w *worker) roles(i int, u, tok string) {
 	}
 }
 
-// metrics: create, preview, SQL, rename, delete every other one.
+// metrics: create, preview, SQL (generated and run in the sandbox), rename, delete every
+// other one.
 func (w *worker) metrics(i int, u, tok string) {
 	name := "rel_" + u
 	if a := w.call("MetricService_CreateMetric", "POST", "/analysis/api/v1/analytics/metrics",
@@ -209,6 +210,8 @@ func (w *worker) metrics(i int, u, tok string) {
 		w.call("QueryService_PreviewQuery", "POST", "/api/v1/anls/query/preview", fmt.Sprintf(`{"metric_ids":[%d],"dimensions":["shop"],%s}`, id, rng), tok)
 		w.call("QueryService_GenerateSql", "POST", "/api/v1/anls/query/sql", fmt.Sprintf(`{"metric_names":[%q],%s}`, name, rng), tok)
 		w.call("QueryService_CheckAnomalies", "POST", "/api/v1/anls/anomalies/check", fmt.Sprintf(`{"metric_names":[%q],"baseline_days":7}`, name), tok)
+		sql := w.call("QueryService_ExecuteSql", "POST", "/api/v1/anls/query/execute", `{"sql":"SELECT count(*) AS n FROM basic_orders","max_rows":1}`, tok)
+		w.expect("QueryService_ExecuteSql", sql, "columns.0.name", "n")
 		up := w.call("MetricService_UpdateMetric", "PUT", fmt.Sprintf("/api/v1/analytics/metrics/%d", id), fmt.Sprintf(`{"metric":{"display_name":"Metric %s v2"},"update_mask":"displayName"}`, u), tok)
 		w.expect("MetricService_UpdateMetric", up, "metric.display_name", "Metric "+u+" v2")
 		if i%2 == 0 {

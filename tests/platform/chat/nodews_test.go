@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 // cutProxy stands between a client and the gateway: it refuses the first refuse
@@ -81,9 +83,10 @@ func (p *cutProxy) cut() {
 // exponentially, reconnects, resumes from its last offset, and ends up with every event of
 // the workflow exactly once.
 func TestRealtimeWithNodeWS(t *testing.T) {
+	tier.Needs(t, "Node.js with the npm package ws, and PostgreSQL")
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed (scripts/test-deps.sh installs it)")
+		t.Fatalf("node is not installed: run scripts/test-deps.sh: %v", err)
 	}
 	dir, _ := filepath.Abs("../../realtime/ws-client")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "ws")); err != nil {
