@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shopmind/shopmind/gateway/realtime"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 )
@@ -74,9 +75,9 @@ func (e *EdgeAuth) Middleware(next http.Handler) http.Handler {
 		raw := authn.BearerToken(r.Header.Values("Authorization"))
 		if raw == "" {
 			// A browser's WebSocket cannot send Authorization: the token comes as an
-			// offered subprotocol "bearer.<token>" (realtime.go), and goes on to the
+			// offered subprotocol "bearer.<token>" (package realtime), and goes on to the
 			// backends as the Authorization header.
-			if raw = websocketBearer(r); raw != "" {
+			if raw = realtime.Bearer(r); raw != "" {
 				r.Header.Set("Authorization", "Bearer "+raw)
 			}
 		}
@@ -135,20 +136,4 @@ func IdentityMetadata(ctx context.Context) []string {
 	}
 	return append(make([]string, 0, 10), "x-user-id", strconv.FormatInt(id.UserID, 10), "x-tenant-id", strconv.FormatInt(id.TenantID, 10),
 		"x-username", id.Username, "x-is-admin", strconv.FormatBool(id.IsAdmin), "x-role-ids", string(roles))
-}
-
-// websocketBearer returns the token of a WebSocket upgrade request's "bearer.<token>"
-// subprotocol, "" when there is none.
-func websocketBearer(r *http.Request) string {
-	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
-		return ""
-	}
-	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for _, p := range strings.Split(v, ",") {
-			if t, ok := strings.CutPrefix(strings.TrimSpace(p), "bearer."); ok && t != "" {
-				return t
-			}
-		}
-	}
-	return ""
 }

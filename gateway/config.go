@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopmind/shopmind/gateway/realtime"
 )
 
 // DefaultEnvironment is the environment of unprefixed URLs without an X-Env header.
@@ -289,7 +291,7 @@ func LoadConfig(getenv func(string) string) (EdgeConfig, []string) {
 			e.SSEKeepAlive = d
 		}
 	}
-	e.RealtimeHeartbeat = DefaultRealtimeHeartbeat
+	e.RealtimeHeartbeat = realtime.DefaultHeartbeat
 	if v := get("SHOPMIND_REALTIME_HEARTBEAT", ""); v != "" {
 		if d, err := time.ParseDuration(v); err != nil || d < time.Second {
 			fail("%s: %q is not a duration of at least 1s", "SHOPMIND_REALTIME_HEARTBEAT", v)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/inputcheck"
 	"github.com/shopmind/shopmind/internal/logging"
 	"github.com/shopmind/shopmind/internal/pbjson"
 )
@@ -40,7 +41,7 @@ func newEnvelopeMarshaler() *envelopeMarshaler {
 // NewDecoder reads exactly one JSON value: trailing bytes other than white space (a second
 // value, stray braces) are a 400, where encoding/json's stream decoder would stop after the
 // first value and ignore the rest.
-// A failure names the JSON path of the value at fault (see namedDecodeError).
+// A failure names the JSON path of the value at fault (see inputcheck.NamedDecodeError).
 func (m *envelopeMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	var read bytes.Buffer // what the decoder consumed, to locate an error
 	d := json.NewDecoder(io.TeeReader(r, &read))
@@ -50,7 +51,7 @@ func (m *envelopeMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 			if errors.Is(err, io.EOF) {
 				return err
 			}
-			return namedDecodeError(err, read.Bytes())
+			return inputcheck.NamedDecodeError(err, read.Bytes())
 		}
 		if _, err := d.Token(); !errors.Is(err, io.EOF) {
 			return errTrailingJSON

@@ -39,7 +39,7 @@ type Backend struct {
 	Register restapi.Registration
 	// Streams are the backend's server-streaming RPCs served as server-sent events (sse.go).
 	Streams []restapi.Stream
-	// Topics are the backend's topics on the WebSocket channel (realtime.go).
+	// Topics are the backend's topics on the WebSocket channel (package realtime).
 	Topics []restapi.Topic
 }
 
@@ -78,7 +78,7 @@ type Options struct {
 	// (0: DefaultSSEKeepAlive). See sse.go.
 	SSEKeepAlive time.Duration
 	// RealtimeHeartbeat is the interval of heartbeat frames on the WebSocket channel
-	// (0: DefaultRealtimeHeartbeat). See realtime.go.
+	// (0: realtime.DefaultHeartbeat). See package realtime.
 	RealtimeHeartbeat time.Duration
 }
 
@@ -142,7 +142,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 		if err := g.registerStreams(e); err != nil { // the SSE bridge (sse.go)
 			return nil, fmt.Errorf("environment %s, streams: %w", name, err)
 		}
-		if err := g.registerRealtime(ctx, e); err != nil { // the WebSocket channel (realtime.go)
+		if err := g.registerRealtime(ctx, e); err != nil { // the WebSocket channel (package realtime)
 			return nil, fmt.Errorf("environment %s, real-time channel: %w", name, err)
 		}
 		g.environments[name] = e

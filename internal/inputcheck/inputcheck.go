@@ -13,7 +13,8 @@
 //     sending, since grpc-go cannot encode invalid UTF-8 and would fail with Internal.
 //
 // The answer is a 400 (InvalidArgument) naming the field, e.g. `name: must not contain NUL
-// characters (U+0000)`.
+// characters (U+0000)`. A REST body JSON cannot decode is named the same way
+// (NamedDecodeError, jsonpath.go: the gateway's 400 names the path of the value at fault).
 package inputcheck
 
 import (

@@ -1,4 +1,4 @@
-package gateway
+package inputcheck
 
 import (
 	"bytes"
@@ -19,9 +19,9 @@ import (
 // protojsonPosition finds protojson's "(line L:C)" (C counts runes from the line start).
 var protojsonPosition = regexp.MustCompile(`\(line (\d+):(\d+)\)`)
 
-// namedDecodeError returns err with the JSON path of the failing value in front, when it
+// NamedDecodeError returns err with the JSON path of the failing value in front, when it
 // can tell; body is what the decoder read, its first JSON value being the one decoded.
-func namedDecodeError(err error, body []byte) error {
+func NamedDecodeError(err error, body []byte) error {
 	start := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
 	off := -1
 	var syn *json.SyntaxError

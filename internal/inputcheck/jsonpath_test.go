@@ -1,4 +1,4 @@
-package gateway
+package inputcheck
 
 import (
 	"encoding/json"
@@ -37,16 +37,16 @@ func TestNamedDecodeError(t *testing.T) {
 	if err == nil {
 		t.Fatal("protojson accepted a number for a field mask")
 	}
-	if got := namedDecodeError(err, []byte(body)).Error(); !strings.HasPrefix(got, "metric.update_mask: ") {
+	if got := NamedDecodeError(err, []byte(body)).Error(); !strings.HasPrefix(got, "metric.update_mask: ") {
 		t.Errorf("protojson error: %s", got)
 	}
 	// encoding/json: a syntax error by byte offset.
 	bad := []byte(`{"ids":[1,2,}`)
 	var v any
-	if got := namedDecodeError(jsonErr(bad, &v), bad).Error(); !strings.HasPrefix(got, "ids[") {
+	if got := NamedDecodeError(jsonErr(bad, &v), bad).Error(); !strings.HasPrefix(got, "ids[") {
 		t.Errorf("json syntax error: %s", got)
 	}
-	if got := namedDecodeError(errors.New("no position here"), []byte(body)).Error(); got != "no position here" {
+	if got := NamedDecodeError(errors.New("no position here"), []byte(body)).Error(); got != "no position here" {
 		t.Errorf("unlocated error changed: %s", got)
 	}
 }

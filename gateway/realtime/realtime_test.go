@@ -1,4 +1,4 @@
-package gateway
+package realtime
 
 import (
 	"net/http/httptest"
@@ -21,15 +21,15 @@ func TestEventFrame(t *testing.T) {
 func TestWebSocketBearer(t *testing.T) {
 	r := httptest.NewRequest("GET", "/api/v1/realtime", nil)
 	r.Header.Set("Sec-WebSocket-Protocol", "shopmind.realtime.v1, bearer.abc.def")
-	if got := websocketBearer(r); got != "" {
+	if got := Bearer(r); got != "" {
 		t.Fatalf("not an upgrade: %q", got)
 	}
 	r.Header.Set("Upgrade", "websocket")
-	if got := websocketBearer(r); got != "abc.def" {
+	if got := Bearer(r); got != "abc.def" {
 		t.Fatalf("token %q", got)
 	}
 	r.Header.Set("Sec-WebSocket-Protocol", "shopmind.realtime.v1")
-	if got := websocketBearer(r); got != "" {
+	if got := Bearer(r); got != "" {
 		t.Fatalf("no token offered: %q", got)
 	}
 }
