@@ -28,7 +28,7 @@ import (
 var wafExclusions = sync.OnceValue(func() []string {
 	args := contractLevel1Only()
 	var targets []string
-	for _, name := range append(slices.Clone(args.values), specOnlyArgs...) {
+	for _, name := range args.values {
 		targets = append(targets, "!ARGS:"+name)
 	}
 	for _, name := range args.names {
@@ -53,20 +53,6 @@ var wafExclusions = sync.OnceValue(func() []string {
 	}
 	return out
 })
-
-// specOnlyArgs are level-1-only arguments that no request field of the contract has: names
-// of the spec's request examples (chat v1 "content", a top-level "formula", goods "images",
-// sync items' "page_title"). A body naming them is refused
-// by the backends (400); they stay so that the WAF's verdicts at level 2 are what they were
-// when the list was kept by hand (TestWAFPassesShopMindTraffic sends such requests). Their
-// removal is a change of behaviour.
-var specOnlyArgs = []string{
-	"json.content", "json.formula.expression", `/^json\.images\.[0-9]+$/`,
-	`/^json\.items\.[0-9]+\.page_title$/`,
-	// "json.sort" and "keyword" were here until the contract had fields of those names (the
-	// notification listing's sort, the ad-hoc listing's keyword query): they now come from
-	// the contract.
-}
 
 // level1Only are the arguments inspected by the level-1 rules only: values (ARGS) and names
 // (ARGS_NAMES), named as Coraza names them: a JSON body's as the typed JSON processor does
