@@ -42,8 +42,9 @@ type Config struct {
 	// parameters (pool_max_conns, ...) may be given in it.
 	DatabaseURL string
 	// DatabaseMaxConns caps the process's connection pool (SHOPMIND_DATABASE_MAX_CONNS, at
-	// least postgres.MinMaxConns; 0: the URL's pool_max_conns, else postgres.DefaultMaxConns).
-	// The revocation listener keeps a connection of its own outside the pool.
+	// least postgres.MinMaxConns; 0: the URL's pool_max_conns, else
+	// postgres.DefaultMaxConns(), two per core and at least 4). The revocation listener
+	// keeps a connection of its own outside the pool.
 	DatabaseMaxConns int
 	// JWTSecret signs and verifies tokens (HS256).
 	JWTSecret string
