@@ -105,7 +105,8 @@ func TestSearchAdhocPages(t *testing.T) {
 		map[string]any{"price": 1299.0, "seller": "Northwind Outfitters", "specs": map[string]any{"fill": "goose down"}})
 	src.add(42, 8, 2, "Colleague's private sheet", "https://item.jd.com/200.html", map[string]any{"note": "velvet slippers plan"})
 	src.add(7, 1, 3, "Other tenant page", "https://item.jd.com/300.html", map[string]any{"seller": "Northwind Outfitters"})
-	x := NewIndex(agenttest.NewFakeBasic(), vector.NewMemory(), vector.NewHashEmbedder(256)).WithAdhoc(src, vector.NewMemory())
+	basic := agenttest.NewFakeBasic()
+	x := NewIndex(basic, vector.NewMemory(), vector.NewHashEmbedder(256)).WithAdhoc(src, vector.NewMemory())
 	reg := agent.NewRegistry(0, x.Tool())
 	adhocOnly := func(args string) string { return strings.Replace(args, "{", `{"kinds":["adhoc"],`, 1) }
 
@@ -179,6 +180,20 @@ func TestSearchAdhocPages(t *testing.T) {
 	if got, _ := searchAs(t, reg, me, adhocOnly(`{"query":"late committed heater","top_k":1}`)); len(got) != 1 || got[0].ID != 0 {
 		t.Fatalf("late record: %+v", got)
 	}
+
+	// basic refusing the user (no goods permission): the pages are still searched
+	basic.Fail = status.Error(codes.PermissionDenied, "missing permission basic:goods:list")
+	if got, note := searchAs(t, reg, me, `{"query":"Competitor parka listing","top_k":3}`); len(got) == 0 || got[0].ID != 1 ||
+		!strings.Contains(note, "basic:goods:list") {
+		t.Fatalf("basic refused: %+v %q", got, note)
+	}
+	// refused by both: the basic data's refusal is the tool's error
+	if content, _, err := reg.Run(authn.WithIdentity(context.Background(), user(42, 13, false)),
+		&agent.ToolEnv{Request: &agent.Request{Identity: user(42, 13, false)}}, ToolName, `{"query":"coat"}`); err == nil ||
+		agenttest.ErrorMessage(t, content) != "missing permission basic:goods:list" {
+		t.Fatalf("refused by both: %v %s", err, content)
+	}
+	basic.Fail = nil
 
 	// crx failing: the basic data is still searched and the result says pages were not
 	src.fail = status.Error(codes.Unavailable, "crx unavailable")

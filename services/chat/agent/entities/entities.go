@@ -313,10 +313,12 @@ func (x *Index) Search(ctx context.Context, v Viewer, query string, topK int, ki
 	return r.found, err
 }
 
-// searched is a search's entities and the ad-hoc records' failure, if any.
+// searched is a search's entities and what was left out: the ad-hoc records' failure, or
+// the basic data's refusal of a user who may list ad-hoc records.
 type searched struct {
 	found    []Entity
 	adhocErr error
+	basicErr error
 }
 
 // search is Search that also reports the ad-hoc records' failure apart: when crx fails
@@ -335,18 +337,25 @@ func (x *Index) search(ctx context.Context, v Viewer, query string, topK int, ki
 		}
 	}
 	wantAdhoc = wantAdhoc && x.adhoc != nil
+	var basicErr error
 	if wantBasic {
-		if _, err := x.Refresh(ctx, v.TenantID); err != nil {
-			return searched{}, err
+		_, basicErr = x.Refresh(ctx, v.TenantID)
+		if basicErr != nil && !(wantAdhoc && denied(basicErr)) {
+			return searched{}, basicErr
 		}
 	}
 	if wantAdhoc {
 		may, err := x.adhoc.refresh(ctx, x.embedder, v)
-		if err != nil && !wantBasic {
+		if err != nil && (!wantBasic || basicErr != nil) {
 			return searched{}, err
+		}
+		if !may && basicErr != nil { // refused both: the basic data's refusal is the answer
+			return searched{}, basicErr
 		}
 		adhocErr, wantAdhoc = err, may && err == nil
 	}
+	// a user basic refuses (no goods permission) who may list pages: the pages only
+	wantBasic = wantBasic && basicErr == nil
 	vecs, err := x.embedder.Embed(ctx, []string{query})
 	if err != nil {
 		return searched{}, fmt.Errorf("embed query: %w", err)
@@ -392,7 +401,7 @@ func (x *Index) search(ctx context.Context, v Viewer, query string, topK int, ki
 	for _, k := range order[:min(topK, len(order))] {
 		out = append(out, *best[k])
 	}
-	return searched{out, adhocErr}, nil
+	return searched{out, adhocErr, basicErr}, nil
 }
 
 func contains(list []string, s string) bool {
@@ -454,6 +463,9 @@ func (t *searchEntities) Call(ctx context.Context, env *agent.ToolEnv, raw json.
 	out := map[string]any{"entities": found}
 	if r.adhocErr != nil { // the model should know the pages were not searched
 		out["note"] = "captured pages (kind adhoc) could not be searched: " + agent.ToolErrorMessage(r.adhocErr)
+	}
+	if r.basicErr != nil {
+		out["note"] = "only captured pages were searched; goods, shops, categories and staff: " + agent.ToolErrorMessage(r.basicErr)
 	}
 	names := make([]string, len(found))
 	for i, e := range found {
