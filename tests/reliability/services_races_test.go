@@ -166,6 +166,11 @@ func (s *suite) checkServiceStores(t *testing.T) {
 				t.Errorf("worker %d: NL2SQL chat %s answered, %d records of it", w.n, chat, n)
 			}
 		}
+		if w.role != "" {
+			if k := providerRolePolicies(t, s, w.role); k != len(w.policies) {
+				t.Errorf("worker %d: its role %s holds %d policies at the provider, %d answered", w.n, w.role, k, len(w.policies))
+			}
+		}
 		for pol, role := range w.policies {
 			if n := count(t, s.st, `SELECT count(*) FROM nl2sql.policies p JOIN nl2sql.roles r ON r.role_id = p.role_id AND r.tenant_id = p.tenant_id
 				WHERE p.policy_id = $1 AND p.role_id = $2 AND p.tenant_id = $3`, pol, role, s.tenant); n != 1 {
@@ -392,6 +397,9 @@ func (s *suite) serviceRaces(t *testing.T) {
 	if k := count(t, s.st, `SELECT count(*) FROM nl2sql.policies WHERE tenant_id = $1 AND role_id = $2`, s.tenant, role); k != 9 {
 		t.Errorf("CreatePolicy race: %d policies recorded on the role, want 9", k)
 	}
+	if k := providerRolePolicies(t, s, role); k != 9 {
+		t.Errorf("CreatePolicy race: the role holds %d policies at the provider, want 9", k)
+	}
 }
 
 // orgWithoutChildren is whichever of two organisations has no sub-organisation.
@@ -401,4 +409,10 @@ func (s *suite) orgWithoutChildren(t *testing.T, a, b int64) int64 {
 		return a
 	}
 	return b
+}
+
+// providerRolePolicies counts the policies a role holds at the built-in provider.
+func providerRolePolicies(t *testing.T, s *suite, role string) int {
+	t.Helper()
+	return count(t, s.st, `SELECT jsonb_array_length(body->'policy_ids') FROM nl2sql_provider.objects WHERE kind = 'role' AND id = $1`, role)
 }
