@@ -123,6 +123,23 @@ func TestWriteEndpointsUnderConcurrency(t *testing.T) {
 		} {
 			raceCheck(t, f.name+" ×16, distinct", burst(clients, func(i int) answer { return s.c.do("POST", f.path, fmt.Sprintf(f.body, i), s.admin) }), 0)
 		}
+		// The later services, each request on records of its own.
+		for _, f := range []struct {
+			name, path, token string
+			body              func(i int) string
+		}{
+			{"CreateOrg", "/api/v1/tenant-m/orgs", s.admin, func(i int) string { return fmt.Sprintf(`{"name":"First %d","code":"first-%d"}`, i, i) }},
+			{"CreateTenant", "/api/v1/system-m/tenants", s.op, func(i int) string {
+				return fmt.Sprintf(`{"code":"first-%d","name":"First","admin_username":"boss","admin_password":%q}`, i, relBossPassword)
+			}},
+			{"SyncMetrics", "/api/v1/data/crx/sync", s.admin, func(i int) string { return crxBatch(uuidOf(8, 0, i), shop, fmt.Sprint(i)) }},
+			{"UploadAdhoc", "/api/v1/data/crx/adhoc", s.admin, func(i int) string {
+				return fmt.Sprintf(`{"client_id":%q,"page_url":"https://sycm.taobao.com/first.htm","collected_at":%q,"data":{"i":%d}}`, uuidOf(8, 1, i), time.Now().UTC().Format(time.RFC3339), i)
+			}},
+			{"CreateToken", "/api/v1/nl2sql/token", s.admin, func(i int) string { return fmt.Sprintf(`{"shop_ids":[%d],"ttl_seconds":%d}`, shop, 600+i) }},
+		} {
+			raceCheck(t, f.name+" ×16, distinct", burst(clients, func(i int) answer { return s.c.do("POST", f.path, f.body(i), f.token) }), 0)
+		}
 	})
 
 	start := time.Now()
