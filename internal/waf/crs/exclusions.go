@@ -51,6 +51,15 @@ var wafExclusions = sync.OnceValue(func() []string {
 			out = append(out, fmt.Sprintf(`SecRuleUpdateTargetByTag "%s" "%s"`, tag, strings.Join(sql, "|")))
 		}
 	}
+	// Signed tokens: no rule at all (every CRS rule carries the tag OWASP_CRS). The service
+	// verifies the signature before it reads anything of the token.
+	if len(args.credentials) > 0 {
+		var creds []string
+		for _, name := range args.credentials {
+			creds = append(creds, "!ARGS:"+name)
+		}
+		out = append(out, fmt.Sprintf(`SecRuleUpdateTargetByTag "OWASP_CRS" "%s"`, strings.Join(creds, "|")))
+	}
 	return out
 })
 
@@ -59,7 +68,7 @@ var wafExclusions = sync.OnceValue(func() []string {
 // (json.a.b), a query's as sent; a regular expression (/.../) for list elements and for
 // everything beneath a message or Struct. An argument is named, not an endpoint's field: a
 // path one RPC marks holds for every RPC whose body has it.
-type level1Only struct{ values, names, sql []string }
+type level1Only struct{ values, names, sql, credentials []string }
 
 var contractLevel1Only = sync.OnceValue(func() level1Only { return level1OnlyOf(protoregistry.GlobalFiles) })
 
@@ -67,7 +76,7 @@ var contractLevel1Only = sync.OnceValue(func() level1Only { return level1OnlyOf(
 // an HTTP binding, at the paths its binding puts them: under json. for the body, as query
 // names for the rest (path variables are neither).
 func level1OnlyOf(files *protoregistry.Files) level1Only {
-	values, names, sql := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	values, names, whole := map[string]bool{}, map[string]bool{}, map[string]commonv1.TextKind{}
 	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
 		if !strings.HasPrefix(string(fd.Package()), "shopmind.") {
 			return true
@@ -84,27 +93,38 @@ func level1OnlyOf(files *protoregistry.Files) level1Only {
 					skip := pathVariables(b)
 					switch body := b.GetBody(); body {
 					case "*":
-						jsonArgs(in, []string{"json"}, values, names, sql, nil)
+						jsonArgs(in, []string{"json"}, values, names, whole, nil)
 					case "":
-						queryArgs(in, "", skip, values, nil)
+						queryArgs(in, "", skip, values, whole, nil)
 					default:
 						if f := in.Fields().ByName(protoreflect.Name(body)); f != nil && f.Message() != nil {
-							jsonArgs(f.Message(), []string{"json"}, values, names, sql, nil)
+							jsonArgs(f.Message(), []string{"json"}, values, names, whole, nil)
 						}
 						skip[body] = true
-						queryArgs(in, "", skip, values, nil)
+						queryArgs(in, "", skip, values, whole, nil)
 					}
 				}
 			}
 		}
 		return true
 	})
-	return level1Only{values: sortedKeys(values), names: sortedKeys(names), sql: sortedKeys(sql)}
+	of := func(k commonv1.TextKind) map[string]bool {
+		out := map[string]bool{}
+		for name, kind := range whole {
+			if kind == k {
+				out[name] = true
+			}
+		}
+		return out
+	}
+	return level1Only{values: sortedKeys(values), names: sortedKeys(names),
+		sql: sortedKeys(of(commonv1.TextKind_TEXT_KIND_SQL)), credentials: sortedKeys(of(commonv1.TextKind_TEXT_KIND_CREDENTIAL))}
 }
 
 // jsonArgs adds the marked fields of a JSON body message, at path (segments of a regular
-// expression when one is a pattern: a list index).
-func jsonArgs(md protoreflect.MessageDescriptor, path []string, values, names, sql map[string]bool, visiting []protoreflect.FullName) {
+// expression when one is a pattern: a list index); whole gets the SQL and credential fields,
+// which whole rule families leave alone.
+func jsonArgs(md protoreflect.MessageDescriptor, path []string, values, names map[string]bool, whole map[string]commonv1.TextKind, visiting []protoreflect.FullName) {
 	if slices.Contains(visiting, md.FullName()) {
 		return
 	}
@@ -125,20 +145,20 @@ func jsonArgs(md protoreflect.MessageDescriptor, path []string, values, names, s
 			}
 		case commonv1.TextKind_TEXT_KIND_SQL_WORD_NAME:
 			names[argBeneath(at)] = true
-		case commonv1.TextKind_TEXT_KIND_SQL:
+		case commonv1.TextKind_TEXT_KIND_SQL, commonv1.TextKind_TEXT_KIND_CREDENTIAL:
 			if !object {
-				sql[argAt(at)] = true
+				whole[argAt(at)] = textKind(f)
 			}
 		}
 		if object && !f.IsMap() && !strings.HasPrefix(string(f.Message().FullName()), "google.protobuf.") {
-			jsonArgs(f.Message(), at, values, names, sql, visiting)
+			jsonArgs(f.Message(), at, values, names, whole, visiting)
 		}
 	}
 }
 
 // queryArgs adds the marked fields of a request read from the query (nested messages as
 // dotted names, as grpc-gateway reads them), but for skip: path variables and the body.
-func queryArgs(md protoreflect.MessageDescriptor, prefix string, skip, values map[string]bool, visiting []protoreflect.FullName) {
+func queryArgs(md protoreflect.MessageDescriptor, prefix string, skip, values map[string]bool, whole map[string]commonv1.TextKind, visiting []protoreflect.FullName) {
 	if slices.Contains(visiting, md.FullName()) {
 		return
 	}
@@ -149,11 +169,14 @@ func queryArgs(md protoreflect.MessageDescriptor, prefix string, skip, values ma
 		if skip[name] {
 			continue
 		}
-		if k := textKind(f); k == commonv1.TextKind_TEXT_KIND_FREE || k == commonv1.TextKind_TEXT_KIND_FIELD_NAMES {
+		switch k := textKind(f); k {
+		case commonv1.TextKind_TEXT_KIND_FREE, commonv1.TextKind_TEXT_KIND_FIELD_NAMES:
 			values[name] = true
+		case commonv1.TextKind_TEXT_KIND_CREDENTIAL:
+			whole[name] = k
 		}
 		if f.Message() != nil && !f.IsMap() && !f.IsList() && !strings.HasPrefix(string(f.Message().FullName()), "google.protobuf.") {
-			queryArgs(f.Message(), name+".", skip, values, visiting)
+			queryArgs(f.Message(), name+".", skip, values, whole, visiting)
 		}
 	}
 }

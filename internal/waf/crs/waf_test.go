@@ -817,3 +817,30 @@ func wafHandler(m *WAF, next http.Handler, observe func(w http.ResponseWriter, m
 		_, _ = w.Write(body)
 	})
 }
+
+// A signed token's random characters can read like an attack: a JWT whose signature starts
+// with "cvs" holds ".cvs", an OS file name to rule 930120 (a refresh in the reliability suite
+// was blocked so). The contract marks token fields TEXT_KIND_CREDENTIAL, which no rule
+// inspects; the same bytes in any other field are still blocked.
+func TestWAFLeavesCredentialsAlone(t *testing.T) {
+	const token = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIiwidHlwIjoicmVmcmVzaCJ9.cvsQe-2Q2mXl_3tYcBv1wAx"
+	for _, level := range []int{1, 2} {
+		h := wafTestHandler(t, level)
+		for _, c := range []struct {
+			name, target, body string
+			want               int
+		}{
+			{"refresh", "/tenant/api/v1/tenant/auth/refresh", `{"refresh_token":"` + token + `"}`, 200},
+			{"refresh v2 path", "/api/v1/auth/refresh", `{"refresh_token":"` + token + `"}`, 200},
+			{"the same bytes in another field", "/api/v1/tenant/auth/refresh", `{"refresh_token":"x","device":"` + token + `"}`, 403},
+		} {
+			r := httptest.NewRequest("POST", c.target, strings.NewReader(c.body))
+			r.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code != c.want {
+				t.Errorf("level %d, %s: %d %s, want %d", level, c.name, rec.Code, rec.Body, c.want)
+			}
+		}
+	}
+}

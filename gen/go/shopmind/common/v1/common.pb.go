@@ -60,6 +60,12 @@ const (
 	// SQL-injection and shell-expression rules (tags attack-sqli and attack-rce) leave it alone at
 	// every paranoia level; every other rule still inspects it.
 	TextKind_TEXT_KIND_SQL TextKind = 4
+	// A signed token (a JWT: base64url segments joined by dots) the service verifies by its
+	// signature before it uses anything in it. Its random characters can read like an attack
+	// (".git" or ".env" right after a dot is an OS file name to rule 930120), so no rule of the
+	// WAF inspects it, at any paranoia level; a value that is not a valid token is refused by
+	// the service (401).
+	TextKind_TEXT_KIND_CREDENTIAL TextKind = 5
 )
 
 // Enum value maps for TextKind.
@@ -70,6 +76,7 @@ var (
 		2: "TEXT_KIND_FIELD_NAMES",
 		3: "TEXT_KIND_SQL_WORD_NAME",
 		4: "TEXT_KIND_SQL",
+		5: "TEXT_KIND_CREDENTIAL",
 	}
 	TextKind_value = map[string]int32{
 		"TEXT_KIND_UNSPECIFIED":   0,
@@ -77,6 +84,7 @@ var (
 		"TEXT_KIND_FIELD_NAMES":   2,
 		"TEXT_KIND_SQL_WORD_NAME": 3,
 		"TEXT_KIND_SQL":           4,
+		"TEXT_KIND_CREDENTIAL":    5,
 	}
 )
 
@@ -793,13 +801,14 @@ const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"\asort_by\x18\x03 \x01(\tR\x06sortBy\x12(\n" +
 	"\n" +
 	"sort_order\x18\x04 \x01(\tB\t\xbaH\x06r\x04Ȏ'\x01R\tsortOrder\"\a\n" +
-	"\x05Empty*\x84\x01\n" +
+	"\x05Empty*\x9e\x01\n" +
 	"\bTextKind\x12\x19\n" +
 	"\x15TEXT_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eTEXT_KIND_FREE\x10\x01\x12\x19\n" +
 	"\x15TEXT_KIND_FIELD_NAMES\x10\x02\x12\x1b\n" +
 	"\x17TEXT_KIND_SQL_WORD_NAME\x10\x03\x12\x11\n" +
-	"\rTEXT_KIND_SQL\x10\x04:e\n" +
+	"\rTEXT_KIND_SQL\x10\x04\x12\x18\n" +
+	"\x14TEXT_KIND_CREDENTIAL\x10\x05:e\n" +
 	"\bpage_num\x12\x18.buf.validate.Int32Rules\x18\xe5\xf1\x04 \x01(\bB.\xc2H+\n" +
 	")\n" +
 	"\bpage_num\x12\x12must be at least 1\x1a\tthis >= 1R\apageNum:~\n" +

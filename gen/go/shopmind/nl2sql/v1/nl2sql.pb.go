@@ -1273,10 +1273,9 @@ const file_shopmind_nl2sql_v1_nl2sql_proto_rawDesc = "" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x129\n" +
 	"\n" +
 	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x19\n" +
-	"\bshop_ids\x18\x03 \x03(\x03R\ashopIds\"n\n" +
-	"\x11CreateChatRequest\x12 \n" +
-	"\x05token\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\x05token\x127\n" +
+	"\bshop_ids\x18\x03 \x03(\x03R\ashopIds\"r\n" +
+	"\x11CreateChatRequest\x12$\n" +
+	"\x05token\x18\x01 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80 \xe8\x9a'\x05R\x05token\x127\n" +
 	"\x06bot_id\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[A-Za-z0-9_-]{1,128}$R\x05botId\"\x7f\n" +
 	"\x12CreateChatResponse\x12\x17\n" +
 	"\achat_id\x18\x01 \x01(\tR\x06chatId\x12\x15\n" +

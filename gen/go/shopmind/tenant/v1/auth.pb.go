@@ -1676,10 +1676,9 @@ const file_shopmind_tenant_v1_auth_proto_rawDesc = "" +
 	"\x04user\x18\x01 \x01(\v2\x1c.shopmind.tenant.v1.UserInfoR\x04user\"\x11\n" +
 	"\x0fGetMenusRequest\"B\n" +
 	"\x10GetMenusResponse\x12.\n" +
-	"\x05menus\x18\x01 \x03(\v2\x18.shopmind.tenant.v1.MenuR\x05menus\"A\n" +
-	"\x0eRefreshRequest\x12/\n" +
-	"\rrefresh_token\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\frefreshToken\"\xc5\x01\n" +
+	"\x05menus\x18\x01 \x03(\v2\x18.shopmind.tenant.v1.MenuR\x05menus\"E\n" +
+	"\x0eRefreshRequest\x123\n" +
+	"\rrefresh_token\x18\x01 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80 \xe8\x9a'\x05R\frefreshToken\"\xc5\x01\n" +
 	"\x0fRefreshResponse\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
 	"\n" +

@@ -756,10 +756,9 @@ var File_shopmind_tenant_v1_internal_proto protoreflect.FileDescriptor
 
 const file_shopmind_tenant_v1_internal_proto_rawDesc = "" +
 	"\n" +
-	"!shopmind/tenant/v1/internal.proto\x12\x12shopmind.tenant.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"t\n" +
-	"\x12VerifyTokenRequest\x12 \n" +
-	"\x05token\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\x05token\x12<\n" +
+	"!shopmind/tenant/v1/internal.proto\x12\x12shopmind.tenant.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"x\n" +
+	"\x12VerifyTokenRequest\x12$\n" +
+	"\x05token\x18\x01 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80 \xe8\x9a'\x05R\x05token\x12<\n" +
 	"\baudience\x18\x02 \x01(\tB \xbaH\x1d\xd8\x01\x01r\x182\x16^[a-z][a-z0-9-]{0,31}$R\baudience\"M\n" +
 	"\x13VerifyTokenResponse\x126\n" +
 	"\x06claims\x18\x01 \x01(\v2\x1e.shopmind.tenant.v1.UserClaimsR\x06claims\"\xd6\x02\n" +
@@ -793,10 +792,9 @@ const file_shopmind_tenant_v1_internal_proto_rawDesc = "" +
 	"r\b\x10\x01\x18\x80\x10:\x01/R\x04path\"K\n" +
 	"\x17CheckPermissionResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
-	"\x13RefreshTokenRequest\x12/\n" +
-	"\rrefresh_token\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\frefreshToken\"\xca\x01\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"J\n" +
+	"\x13RefreshTokenRequest\x123\n" +
+	"\rrefresh_token\x18\x01 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80 \xe8\x9a'\x05R\frefreshToken\"\xca\x01\n" +
 	"\x14RefreshTokenResponse\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
 	"\n" +
@@ -804,10 +802,9 @@ const file_shopmind_tenant_v1_internal_proto_rawDesc = "" +
 	"\n" +
 	"expires_in\x18\x03 \x01(\x05R\texpiresIn\x12#\n" +
 	"\rrefresh_token\x18\x04 \x01(\tR\frefreshToken\x12,\n" +
-	"\x12refresh_expires_in\x18\x05 \x01(\x05R\x10refreshExpiresIn\":\n" +
-	"\x16InvalidateTokenRequest\x12 \n" +
-	"\x05token\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80 R\x05token\";\n" +
+	"\x12refresh_expires_in\x18\x05 \x01(\x05R\x10refreshExpiresIn\">\n" +
+	"\x16InvalidateTokenRequest\x12$\n" +
+	"\x05token\x18\x01 \x01(\tB\x0e\xbaH\ar\x05\x10\x01\x18\x80 \xe8\x9a'\x05R\x05token\";\n" +
 	"\x17InvalidateTokenResponse\x12 \n" +
 	"\vinvalidated\x18\x01 \x01(\bR\vinvalidated2\xc5\x04\n" +
 	"\vAuthService\x12f\n" +
