@@ -379,16 +379,7 @@ func TestPreviewMatchesHandWrittenSQL(t *testing.T) {
 // secondTenant creates tenant acme with an administrator and signs in.
 func secondTenant(t *testing.T, s *stack.Stack) (int64, string) {
 	t.Helper()
-	ctx := context.Background()
-	var tid int64
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ('acme', 'Acme') RETURNING id").Scan(&tid); err != nil {
-		t.Fatal(err)
-	}
-	// The demo admin's hash, so the password is known.
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, tid); err != nil {
-		t.Fatal(err)
-	}
+	tid := stack.AddTenant(t, s.DB, "acme")
 	return tid, s.Login(t, "acme", "admin", stack.AdminPassword).Access
 }
 

@@ -29,26 +29,13 @@ type tenant struct {
 
 func demo(t testing.TB, s *stack.Stack) *tenant {
 	t.Helper()
-	var id int64
-	if err := s.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return &tenant{s: s, id: id, tok: s.Admin(t).Access}
+	return &tenant{s: s, id: stack.DemoTenant(t, s.DB), tok: s.Admin(t).Access}
 }
 
-// addTenant creates a tenant whose administrator has the demo admin's password, and signs
-// in (tenants are created by the administration issue's endpoints, not built here).
+// addTenant creates a tenant whose administrator has the demo admin's password, and signs in.
 func addTenant(t testing.TB, s *stack.Stack, code string) *tenant {
 	t.Helper()
-	ctx := context.Background()
-	var id int64
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ($1, $1) RETURNING id", code).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, id); err != nil {
-		t.Fatal(err)
-	}
+	id := stack.AddTenant(t, s.DB, code)
 	return &tenant{s: s, id: id, tok: s.Login(t, code, "admin", stack.AdminPassword).Access}
 }
 

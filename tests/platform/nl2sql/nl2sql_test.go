@@ -33,25 +33,14 @@ type tenant struct {
 
 func demo(t *testing.T, s *stack.Stack) *tenant {
 	t.Helper()
-	tn := &tenant{s: s, tok: s.Admin(t).Access}
-	if err := s.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&tn.id); err != nil {
-		t.Fatal(err)
-	}
+	tn := &tenant{s: s, id: stack.DemoTenant(t, s.DB), tok: s.Admin(t).Access}
 	tn.shop = tn.addShop(t, "demo-nl2sql-shop")
 	return tn
 }
 
 func addTenant(t *testing.T, s *stack.Stack, code string) *tenant {
 	t.Helper()
-	ctx := context.Background()
-	tn := &tenant{s: s}
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ($1, $1) RETURNING id", code).Scan(&tn.id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, tn.id); err != nil {
-		t.Fatal(err)
-	}
+	tn := &tenant{s: s, id: stack.AddTenant(t, s.DB, code)}
 	tn.tok = s.Login(t, code, "admin", stack.AdminPassword).Access
 	tn.shop = tn.addShop(t, code+"-shop")
 	return tn
