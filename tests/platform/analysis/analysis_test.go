@@ -275,19 +275,7 @@ func sameRows(t *testing.T, name string, got, wantRows map[string][]float64) {
 func TestPreviewMatchesHandWrittenSQL(t *testing.T) {
 	for _, store := range []string{"postgres", "clickhouse"} {
 		t.Run(store, func(t *testing.T) {
-			var db *warehousetest.DB
-			var s *stack.Stack
-			if store == "clickhouse" {
-				db = warehousetest.ClickHouse(t)
-				s = stack.Start(t, func(c *app.Config) { c.Analytics.URL = db.URL })
-			} else {
-				s = stack.Start(t)
-				pg, err := warehouse.Open(context.Background(), "", s.DB.Pool, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				db = &warehousetest.DB{Store: pg}
-			}
+			s, db := stack.StartAnalytics(t, store)
 			demo := tenantID(t, s, "demo")
 			loadOrders(t, db.Store.Writer(), demo, 3000, 11)
 			tok := s.Admin(t).Access

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/crx"
@@ -14,7 +15,7 @@ import (
 // TestBadInputStoresNothing: each refused upload answers a clear envelope naming the field
 // (or the limit), and stores nothing.
 func TestBadInputStoresNothing(t *testing.T) {
-	s := stack.Start(t)
+	s, db := stack.StartAnalytics(t, warehouse.DialectPostgres)
 	d := demo(t, s)
 	shop := d.addShop(t, "tb-1")
 	at := time.Now().UTC().Add(-time.Hour)
@@ -54,7 +55,7 @@ func TestBadInputStoresNothing(t *testing.T) {
 			d.want(t, "POST", "/api/v1/data/crx/sync", c.body, c.code, c.contains)
 		})
 	}
-	if n := storedValues(t, s, nil, d.id); n != "0" {
+	if n := storedValues(t, db, d.id); n != "0" {
 		t.Fatalf("refused uploads stored %s values", n)
 	}
 	// The batch id of a refused batch is free: the good batch under it is stored.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
-	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
@@ -90,16 +89,9 @@ func clip(s string) string {
 	return s
 }
 
-func storedValues(t testing.TB, s *stack.Stack, db *warehousetest.DB, tenantID int64) string {
+func storedValues(t testing.TB, db *warehousetest.DB, tenantID int64) string {
 	t.Helper()
-	if db == nil {
-		var n int64
-		if err := s.DB.Pool.QueryRow(context.Background(), `SELECT count(*) FROM analytics.diy_crx_metrics WHERE i_tenant_id = $1`, tenantID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprint(n)
-	}
-	res, err := db.Store.Query(context.Background(), "SELECT count(*) FROM diy_crx_metrics WHERE i_tenant_id = ?", []any{tenantID}, warehouse.QueryOptions{})
+	res, err := db.Store.Query(context.Background(), "SELECT count(*) FROM diy_crx_metrics WHERE i_tenant_id = "+db.P(1), []any{tenantID}, warehouse.QueryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +122,7 @@ func batch(id string, items ...string) string {
 func TestSyncAppearsInPreview(t *testing.T) {
 	for _, store := range []string{"postgres", "clickhouse"} {
 		t.Run(store, func(t *testing.T) {
-			var db *warehousetest.DB
-			var s *stack.Stack
-			if store == "clickhouse" {
-				db = warehousetest.ClickHouse(t)
-				s = stack.Start(t, func(c *app.Config) { c.Analytics.URL = db.URL })
-			} else {
-				s = stack.Start(t)
-			}
+			s, db := stack.StartAnalytics(t, store)
 			d := demo(t, s)
 			other := addTenant(t, s, "rival")
 			mine := d.addShop(t, "tb-100")
@@ -157,16 +142,16 @@ func TestSyncAppearsInPreview(t *testing.T) {
 			// The retry of a batch whose answer was lost: the same answer, nothing stored twice.
 			var again syncAnswer
 			d.data(t, "POST", "/api/v1/data/crx/sync", b1, &again)
-			if again.Accepted != 3 || again.Rejected != 1 || storedValues(t, s, db, d.id) != "3" {
-				t.Fatalf("retried batch: %+v, stored %s", again, storedValues(t, s, db, d.id))
+			if again.Accepted != 3 || again.Rejected != 1 || storedValues(t, db, d.id) != "3" {
+				t.Fatalf("retried batch: %+v, stored %s", again, storedValues(t, db, d.id))
 			}
 			// The same value in a new batch: a duplicate.
 			var dup syncAnswer
 			d.data(t, "POST", "/api/v1/data/crx/sync", batch("22222222-2222-4222-8222-222222222222", item("gmv", mine, 1200.5, yesterday, "search")), &dup)
-			if dup.Accepted != 0 || dup.Duplicates != 1 || storedValues(t, s, db, d.id) != "3" {
+			if dup.Accepted != 0 || dup.Duplicates != 1 || storedValues(t, db, d.id) != "3" {
 				t.Fatalf("duplicate value: %+v", dup)
 			}
-			if storedValues(t, s, db, other.id) != "0" {
+			if storedValues(t, db, other.id) != "0" {
 				t.Fatal("a value was stored under another tenant")
 			}
 
