@@ -376,11 +376,8 @@ func (t *searchEntities) Call(ctx context.Context, env *agent.ToolEnv, raw json.
 		TopK  int      `json:"top_k"`
 		Kinds []string `json:"kinds"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if _, err := agent.DecodeCall(env, raw, &args); err != nil {
 		return nil, err
-	}
-	if env == nil || env.Request == nil || env.Request.Identity == nil {
-		return nil, agent.ErrNoIdentity
 	}
 	if strings.TrimSpace(args.Query) == "" {
 		return nil, errors.New("query is empty")
