@@ -53,11 +53,7 @@ func (b *bridge) token(ctx context.Context, id *authn.Identity, shops []int64, t
 	if err := b.checkShops(ctx, id, shops, field); err != nil {
 		return nil, err
 	}
-	p, err := b.provider()
-	if err != nil {
-		return nil, err
-	}
-	ids, err := b.ids(ctx, p)
+	p, ids, err := b.configured(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -179,14 +175,11 @@ func (b *bridge) CreateChat(ctx context.Context, req *nl2sqlv1.CreateChatRequest
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.provider()
+	p, ids, err := b.configured(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tok := &issued{value: req.GetToken(), expiresAt: expires, roleID: role, p: p}
-	if tok.ids, err = b.ids(ctx, p); err != nil {
-		return nil, err
-	}
+	tok := &issued{value: req.GetToken(), expiresAt: expires, roleID: role, p: p, ids: ids}
 	ch, err := b.chat(ctx, id, tok, shops, req.GetBotId())
 	if err != nil {
 		return nil, err
@@ -306,11 +299,7 @@ func (b *bridge) CreatePolicy(ctx context.Context, req *nl2sqlv1.CreatePolicyReq
 			return nil, err
 		}
 	}
-	p, err := b.provider()
-	if err != nil {
-		return nil, err
-	}
-	ids, err := b.ids(ctx, p)
+	p, ids, err := b.configured(ctx)
 	if err != nil {
 		return nil, err
 	}
