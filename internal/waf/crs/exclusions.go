@@ -2,6 +2,7 @@ package crs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -99,7 +100,7 @@ func level1OnlyOf(files *protoregistry.Files) level1Only {
 		}
 		return true
 	})
-	return level1Only{values: sortedKeys(values), names: sortedKeys(names), sql: sortedKeys(sql)}
+	return level1Only{values: slices.Sorted(maps.Keys(values)), names: slices.Sorted(maps.Keys(names)), sql: slices.Sorted(maps.Keys(sql))}
 }
 
 // jsonArgs adds the marked fields of a JSON body message, at path (segments of a regular
@@ -193,12 +194,3 @@ func pathVariables(b *annotations.HttpRule) map[string]bool {
 }
 
 var templateVariable = regexp.MustCompile(`\{([^}=]+)`)
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
