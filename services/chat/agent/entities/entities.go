@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -317,7 +318,7 @@ func (x *Index) Search(ctx context.Context, tenantID int64, query string, topK i
 	var order []string
 	for _, h := range hits {
 		m := h.Metadata
-		if len(kinds) > 0 && !contains(kinds, m["kind"]) {
+		if len(kinds) > 0 && !slices.Contains(kinds, m["kind"]) {
 			continue
 		}
 		key := m["kind"] + ":" + m["id"]
@@ -334,15 +335,6 @@ func (x *Index) Search(ctx context.Context, tenantID int64, query string, topK i
 		out = append(out, *best[k])
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Tool returns search_entities over the index.
