@@ -28,17 +28,13 @@ type envelope = testutil.Envelope
 
 func call(t *testing.T, s *stack.Stack, token, method, path, body string) envelope {
 	t.Helper()
-	r := s.Do(t, method, path, body, stack.Bearer(token)...)
-	return testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
+	_, env := (&stack.User{Stack: s, Token: token}).Call(t, method, path, body)
+	return env
 }
 
 func want(t *testing.T, s *stack.Stack, token, method, path, body string, code int, contains string) envelope {
 	t.Helper()
-	env := call(t, s, token, method, path, body)
-	if env.Code != code || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s %s: want %d containing %q, got %d %s %s", method, path, body, code, contains, env.Code, env.Message, env.Data)
-	}
-	return env
+	return (&stack.User{Stack: s, Token: token}).Expect(t, method, path, body, code, contains)
 }
 
 func createMetric(t *testing.T, s *stack.Stack, token, body string) int64 {
