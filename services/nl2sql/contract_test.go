@@ -37,12 +37,7 @@ func addOperator(t *testing.T, s *stack.Services) context.Context {
 
 func addShop(t *testing.T, s *stack.Services, tenant int64, name string) int64 {
 	t.Helper()
-	var id int64
-	if err := s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, $2, 'tmall', $2, 'active') RETURNING id`, tenant, name).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return stack.AddShop(t, s.DB, tenant, name, "tmall", name)
 }
 
 func wantCode(t *testing.T, what string, err error, code codes.Code, contains string) {

@@ -34,3 +34,15 @@ func AddTenant(t testing.TB, db *pgtest.Database, code string) int64 {
 	}
 	return id
 }
+
+// AddShop inserts an active shop of tenant and returns its id (shops come from platform
+// authorization, which has no endpoint).
+func AddShop(t testing.TB, db *pgtest.Database, tenant int64, name, platform, platformShopID string) int64 {
+	t.Helper()
+	var id int64
+	if err := db.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
+		VALUES ($1, $2, $3, $4, 'active') RETURNING id`, tenant, name, platform, platformShopID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}

@@ -44,12 +44,7 @@ func (tn *tenant) addPlainUser(t testing.TB, username string) *tenant {
 
 func (tn *tenant) addShop(t testing.TB, platformShopID string) int64 {
 	t.Helper()
-	var id int64
-	if err := tn.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, 'Shop ' || $2, 'taobao', $2, 'active') RETURNING id`, tn.Tenant, platformShopID).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return stack.AddShop(t, tn.DB, tn.Tenant, "Shop "+platformShopID, "taobao", platformShopID)
 }
 
 func (tn *tenant) data(t testing.TB, method, path, body string, out any) {

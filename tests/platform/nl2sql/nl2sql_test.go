@@ -44,12 +44,7 @@ func addTenant(t *testing.T, s *stack.Stack, code string) *tenant {
 
 func (tn *tenant) addShop(t *testing.T, name string) int64 {
 	t.Helper()
-	var id int64
-	if err := tn.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, $2, 'tmall', $2, 'active') RETURNING id`, tn.Tenant, name).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return stack.AddShop(t, tn.DB, tn.Tenant, name, "tmall", name)
 }
 
 // want is Expect's data.

@@ -1,7 +1,6 @@
 package notify
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,13 +14,8 @@ import (
 // for every user of the tenant (not repeated by a second check).
 func TestMetricAnomalyNotifies(t *testing.T) {
 	s := stack.Start(t)
-	ctx := context.Background()
-	var tenantID, shop int64
-	if err := s.DB.Pool.QueryRow(ctx, `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		SELECT id, 'Flagship', 'taobao', 'tb-1', 'active' FROM tenant.tenants WHERE code = 'demo' RETURNING tenant_id, id`).Scan(&tenantID, &shop); err != nil {
-		t.Fatal(err)
-	}
 	d := &user{s.DemoAdmin(t)}
+	shop := stack.AddShop(t, s.DB, d.Tenant, "Flagship", "taobao", "tb-1")
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	checked := today.AddDate(0, 0, -1)
 	collected := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)

@@ -53,12 +53,8 @@ func TestProducedByBasicListedAndRead(t *testing.T) {
 		bc.UpstreamRetries = 0
 	})
 	ctx := context.Background()
-	var tenantID, shop int64
-	if err := s.DB.Pool.QueryRow(ctx, `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		SELECT id, 'Flagship', 'tmall', 'tm-1', 'active' FROM tenant.tenants WHERE code = 'demo' RETURNING tenant_id, id`).Scan(&tenantID, &shop); err != nil {
-		t.Fatal(err)
-	}
 	d := &user{s.DemoAdmin(t)}
+	shop := stack.AddShop(t, s.DB, d.Tenant, "Flagship", "tmall", "tm-1")
 
 	// Producers: a sync, a partner A failure, an import with a refused row.
 	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, shop), 0, `"created":30`)
