@@ -16,7 +16,7 @@ import (
 // (or the limit), and stores nothing.
 func TestBadInputStoresNothing(t *testing.T) {
 	s, db := stack.StartAnalytics(t, warehouse.DialectPostgres)
-	d := demo(t, s)
+	d := &tenant{s.DemoAdmin(t)}
 	shop := d.addShop(t, "tb-1")
 	at := time.Now().UTC().Add(-time.Hour)
 	good := item("gmv", shop, 1, at, "search")
@@ -99,8 +99,8 @@ func TestExtensionJourney(t *testing.T) {
 		cfg.LatestVersion, cfg.MinVersion, cfg.DownloadURL, cfg.ErrorsPerMinute = "1.5.0", "1.2.0", "https://example.com/shopmind.crx", 3
 		cfg.SyncMaxBytes = 4096
 	})
-	d := demo(t, s)
-	other := addTenant(t, s, "rival")
+	d := &tenant{s.DemoAdmin(t)}
+	other := &tenant{s.NewTenant(t, "rival")}
 	plain := d.addPlainUser(t, "clerk")
 
 	// Version check: public.

@@ -30,7 +30,7 @@ func BenchmarkSyncThroughGateway(b *testing.B) {
 				opts = append(opts, func(c *app.Config) { c.Analytics.URL = db.URL })
 			}
 			s := stack.Start(b, opts...)
-			d := demo(b, s)
+			d := &tenant{s.DemoAdmin(b)}
 			shops := make([]int64, 20)
 			for i := range shops {
 				shops[i] = d.addShop(b, fmt.Sprintf("tb-%d", i))

@@ -13,20 +13,12 @@ import (
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
-	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
-type envelope = testutil.Envelope
-
-// tenant is a signed-in user of a running stack.
+// tenant is a signed-in user of a running stack (DemoAdmin, NewTenant) with the helpers of
+// these tests.
 type tenant struct{ *stack.User }
-
-func demo(t testing.TB, s *stack.Stack) *tenant { return &tenant{s.DemoAdmin(t)} }
-
-func addTenant(t testing.TB, s *stack.Stack, code string) *tenant {
-	return &tenant{s.NewTenant(t, code)}
-}
 
 // addPlainUser adds a user without roles or administrator flag to tn's tenant and signs in.
 func (tn *tenant) addPlainUser(t testing.TB, username string) *tenant {
@@ -96,8 +88,8 @@ func TestSyncAppearsInPreview(t *testing.T) {
 	for _, store := range []string{"postgres", "clickhouse"} {
 		t.Run(store, func(t *testing.T) {
 			s, db := stack.StartAnalytics(t, store)
-			d := demo(t, s)
-			other := addTenant(t, s, "rival")
+			d := &tenant{s.DemoAdmin(t)}
+			other := &tenant{s.NewTenant(t, "rival")}
 			mine := d.addShop(t, "tb-100")
 			theirs := other.addShop(t, "tb-200")
 			yesterday := time.Now().UTC().Add(-24 * time.Hour)
