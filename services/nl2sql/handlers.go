@@ -28,11 +28,7 @@ import (
 // CreateToken creates (or reuses from the cache) a provider token restricted to the
 // caller's shops.
 func (b *bridge) CreateToken(ctx context.Context, req *nl2sqlv1.CreateTokenRequest) (*nl2sqlv1.CreateTokenResponse, error) {
-	id, err := authn.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := b.token(ctx, id, req.GetShopIds(), req.TtlSeconds, req.GetRoleId(), "shop_ids")
+	_, tok, err := b.callerToken(ctx, req.GetShopIds(), req.TtlSeconds, req.GetRoleId())
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +42,19 @@ type issued struct {
 	roleID    string
 	p         *upstream
 	ids       asktable.SetupResult
+}
+
+// callerToken is the caller and a token for its shops (CreateToken, CreateEmbedUrl).
+func (b *bridge) callerToken(ctx context.Context, shops []int64, ttlSeconds *int32, roleID string) (*authn.Identity, *issued, error) {
+	id, err := authn.Caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := b.token(ctx, id, shops, ttlSeconds, roleID, "shop_ids")
+	if err != nil {
+		return nil, nil, err
+	}
+	return id, tok, nil
 }
 
 // token checks the shops and the role, then returns a cached token or a new one.
@@ -242,11 +251,7 @@ func (b *bridge) GetChat(ctx context.Context, req *nl2sqlv1.GetChatRequest) (*nl
 
 // CreateEmbedUrl creates a token and a chat and composes the provider's embed URL.
 func (b *bridge) CreateEmbedUrl(ctx context.Context, req *nl2sqlv1.CreateEmbedUrlRequest) (*nl2sqlv1.CreateEmbedUrlResponse, error) {
-	id, err := authn.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := b.token(ctx, id, req.GetShopIds(), req.TtlSeconds, req.GetRoleId(), "shop_ids")
+	id, tok, err := b.callerToken(ctx, req.GetShopIds(), req.TtlSeconds, req.GetRoleId())
 	if err != nil {
 		return nil, err
 	}
