@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func (infoBackend) GetInfo(ctx context.Context, _ *tenantv1.GetInfoRequest) (*te
 }
 
 // load sends requests from workers for d and returns how many completed and their latencies.
-func load(b *testing.B, url, token string, workers int, d time.Duration) (int, []time.Duration) {
+func load(b *testing.B, url, token string, distinct bool, workers int, d time.Duration) (int, []time.Duration) {
 	b.Helper()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}}
 	defer client.CloseIdleConnections()
@@ -54,9 +55,12 @@ func load(b *testing.B, url, token string, workers int, d time.Duration) (int, [
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			for n := 0; time.Now().Before(deadline); n++ {
 				req, _ := http.NewRequest("GET", url, nil)
 				req.Header.Set("Authorization", "Bearer "+token)
+				if distinct { // a request id of its own: no request equals one the WAF has passed
+					req.Header.Set("X-Request-Id", strconv.Itoa(w)+"-"+strconv.Itoa(n))
+				}
 				t0 := time.Now()
 				if !testutil.DrainOK(b, client, req) {
 					return
@@ -143,14 +147,22 @@ func BenchmarkEdge(b *testing.B) {
 	defer loopback.Close()
 	defer off.Close()
 	defer on.Close()
-	cases := []struct{ name, url string }{
-		{"bare", bare.URL + "/api/v1/tenant/auth/info"},
-		{"gateway_loopback_grpc_waf_off", loopback.URL + "/tenant/api/v1/tenant/auth/info"},
-		{"gateway_waf_off", off.URL + "/tenant/api/v1/tenant/auth/info"},
-		{"gateway_waf_on", on.URL + "/tenant/api/v1/tenant/auth/info"},
+	// The WAF passes a request equal to one it passed without running a rule (its verdict
+	// memo, internal/waf/WAF.md): the same GET repeated measures that; distinct requests
+	// (each with its own X-Request-Id) measure the rules.
+	type edgeCase struct {
+		name, url string
+		distinct  bool
+	}
+	cases := []edgeCase{
+		{"bare", bare.URL + "/api/v1/tenant/auth/info", false},
+		{"gateway_loopback_grpc_waf_off", loopback.URL + "/tenant/api/v1/tenant/auth/info", false},
+		{"gateway_waf_off", off.URL + "/tenant/api/v1/tenant/auth/info", false},
+		{"gateway_waf_on_repeated", on.URL + "/tenant/api/v1/tenant/auth/info", false},
+		{"gateway_waf_on_distinct", on.URL + "/tenant/api/v1/tenant/auth/info", true},
 	}
 	if only := os.Getenv("SHOPMIND_BENCH_EDGE_ONLY"); only != "" { // one configuration, for profiling
-		cases = slices.DeleteFunc(cases, func(c struct{ name, url string }) bool { return c.name != only })
+		cases = slices.DeleteFunc(cases, func(c edgeCase) bool { return c.name != only })
 	}
 	// The configurations take turns in short rounds, so a change in the machine's other load
 	// affects them alike and the shares of bare stay comparable.
@@ -158,11 +170,11 @@ func BenchmarkEdge(b *testing.B) {
 	counts := make([]int, len(cases))
 	lats := make([][]time.Duration, len(cases))
 	for _, c := range cases {
-		load(b, c.url, f.access, 16, 300*time.Millisecond) // warm up
+		load(b, c.url, f.access, c.distinct, 16, 300*time.Millisecond) // warm up
 	}
 	for range rounds {
 		for i, c := range cases {
-			n, l := load(b, c.url, f.access, 16, round)
+			n, l := load(b, c.url, f.access, c.distinct, 16, round)
 			counts[i] += n
 			lats[i] = append(lats[i], l...)
 		}

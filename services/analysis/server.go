@@ -9,6 +9,8 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
@@ -227,6 +229,20 @@ func paramsPB(args []any) []*structpb.Value {
 	return out
 }
 
+// roundNoise rounds x to 12 significant digits: a sum of double precision amounts carries the
+// error of its additions in the last digits (6396094.460000039 for a GMV of 6396094.46), which
+// the answer should not show; 12 digits keep every cent below ten billion.
+func roundNoise(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
+		return x
+	}
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 12, 64), 64)
+	if err != nil {
+		return x
+	}
+	return r
+}
+
 // valuePB turns a SQL value into JSON: numbers, strings, booleans, null; times as RFC 3339.
 // rowsPB is result rows as the contract's lists of values (an empty list, never null).
 func rowsPB(rows [][]any) []*structpb.ListValue {
@@ -256,7 +272,7 @@ func valuePB(v any) *structpb.Value {
 	case uint64:
 		return structpb.NewNumberValue(float64(x))
 	case float64:
-		return structpb.NewNumberValue(x)
+		return structpb.NewNumberValue(roundNoise(x))
 	case float32:
 		return structpb.NewNumberValue(float64(x))
 	case bool:

@@ -24,3 +24,14 @@ func TestSQLLabWithoutSandbox(t *testing.T) {
 		t.Fatalf("GetSqlSandbox: %v", err)
 	}
 }
+
+// Sums of double precision amounts answer without their addition error; other values as
+// they are.
+func TestValueRoundsSummationNoise(t *testing.T) {
+	for in, want := range map[float64]float64{6396094.460000039: 6396094.46, 2840226.5399999823: 2840226.54,
+		0.1 + 0.2: 0.3, 1.5e-20: 1.5e-20, 123456789.125: 123456789.125, 0: 0, -42.000000000001: -42} {
+		if got := valuePB(in).GetNumberValue(); got != want {
+			t.Errorf("%v: got %v, want %v", in, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	crxv1 "github.com/shopmind/shopmind/gen/go/shopmind/crx/v1"
 	notifyv1 "github.com/shopmind/shopmind/gen/go/shopmind/notify/v1"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -235,5 +236,43 @@ func TestContractAdhocAndErrors(t *testing.T) {
 	logs, err := c.ListErrorLogs(s.Admin, &crxv1.ListErrorLogsRequest{Level: "error"})
 	if err != nil || logs.GetTotal() != 1 || logs.GetItems()[0].GetMessage() != "sync failed" || logs.GetItems()[0].GetContext() == nil {
 		t.Fatalf("ListErrorLogs: %v %v", logs, err)
+	}
+}
+
+// Identical batches in flight at once (an extension's retry sent while the first request
+// is still storing): the values stored once, every request answered the one answer of the
+// batch (the stored values accepted, none as duplicates), the batch notified once.
+func TestContractSyncConcurrentRetries(t *testing.T) {
+	s := stack.StartServices(t, "crx", "basic", "notify")
+	c := crxv1.NewExtensionServiceClient(s.Conn)
+	mine := shop(t, s, "demo", "tb-1")
+	at := timestamppb.New(time.Now().UTC().Add(-time.Hour))
+	req := &crxv1.SyncMetricsRequest{ClientBatchId: "5d3c1a77-0a4f-4f5e-9d8e-2f1f3b9c1a77", Items: []*crxv1.MetricItem{
+		{MetricKey: "gmv", ShopId: mine, Value: 12.5, CollectedAt: at},
+		{MetricKey: "visitors", ShopId: mine, Value: 3, CollectedAt: at},
+	}}
+	type result struct {
+		r   *crxv1.SyncMetricsResponse
+		err error
+	}
+	rs := testutil.Burst(16, func(int) result {
+		r, err := c.SyncMetrics(s.Admin, req)
+		return result{r, err}
+	})
+	for _, x := range rs {
+		if x.err != nil || x.r.GetAccepted() != 2 || x.r.GetDuplicates() != 0 {
+			t.Errorf("an identical batch answered %v %v; want 2 accepted, 0 duplicates", x.r, x.err)
+		}
+	}
+	if n := stored(t, s); n != 2 {
+		t.Errorf("stored %d values, want 2", n)
+	}
+	again, err := c.SyncMetrics(s.Admin, req)
+	if err != nil || again.GetAccepted() != 2 || again.GetDuplicates() != 0 {
+		t.Errorf("a later retry answered %v %v", again, err)
+	}
+	var notes int
+	if err := s.DB.Pool.QueryRow(context.Background(), `SELECT count(*) FROM notify.notifications WHERE type = 'crx_upload'`).Scan(&notes); err != nil || notes != 1 {
+		t.Errorf("%d upload notifications (%v), want 1", notes, err)
 	}
 }

@@ -53,9 +53,17 @@ func (s *server) SyncMetrics(ctx context.Context, req *crxv1.SyncMetricsRequest)
 	if v := req.GetExtensionVersion(); v != "" && compareVersions(v, s.cfg.MinVersion) < 0 {
 		return nil, apperr.New(apperr.KindRule, "extension version %s is older than the oldest supported version %s: update the extension (GET /api/v1/data/crx/ver)", v, s.cfg.MinVersion)
 	}
-	if prev, err := s.answeredBatch(ctx, id.TenantID, req.GetClientBatchId()); err != nil || prev != nil {
+	prev, err := s.claimBatch(ctx, id, req.GetClientBatchId())
+	if err != nil || prev != nil {
 		return prev, err
 	}
+	// The claim is ours: release it when no answer is remembered, so a retry can store it.
+	answered := false
+	defer func() {
+		if !answered {
+			s.releaseBatch(id.TenantID, req.GetClientBatchId())
+		}
+	}()
 	resp, rows, err := s.checkItems(ctx, id, req)
 	if err != nil {
 		return nil, err
@@ -72,41 +80,86 @@ func (s *server) SyncMetrics(ctx context.Context, req *crxv1.SyncMetricsRequest)
 	if err := s.rememberBatch(ctx, id, resp); err != nil {
 		// The values are stored (and a retry finds them as duplicates): answer success.
 		s.log.Warn("crx: sync batch not remembered", "tenant", id.TenantID, "batch", resp.ClientBatchId, "error", err)
+	} else {
+		answered = true
 	}
 	s.notifySync(ctx, id, resp)
 	return resp, nil
 }
 
-// answeredBatch returns the stored response of a batch id answered within batchMemory.
-func (s *server) answeredBatch(ctx context.Context, tenantID int64, batchID string) (*crxv1.SyncMetricsResponse, error) {
-	var raw []byte
-	err := s.pool.QueryRow(ctx, `SELECT response FROM crx.sync_batches
-		WHERE tenant_id = $1 AND client_batch_id = $2 AND created_at > now() - $3::interval`,
-		tenantID, batchID, batchMemory.String()).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+// Claims of batch ids: a claim older than claimExpiry is taken over (its process stopped
+// between claiming and answering; the values it stored are then answered as duplicates);
+// a request finding another's live claim waits for its answer up to claimWait, polling.
+const (
+	claimExpiry = time.Minute
+	claimWait   = 5 * time.Second
+	claimPoll   = 25 * time.Millisecond
+)
+
+// claimBatch claims a batch id for the caller's request. It returns the stored response
+// when the batch was answered within batchMemory (waiting for a claim in flight to be
+// answered), or nil when the claim is this request's: it then stores the batch.
+func (s *server) claimBatch(ctx context.Context, id *authn.Identity, batchID string) (*crxv1.SyncMetricsResponse, error) {
+	deadline := time.Now().Add(claimWait)
+	for {
+		// A new claim, or the takeover of a forgotten answer or of an abandoned claim.
+		tag, err := s.pool.Exec(ctx, `INSERT INTO crx.sync_batches (tenant_id, client_batch_id, user_id, response)
+			VALUES ($1, $2, $3, NULL)
+			ON CONFLICT (tenant_id, client_batch_id) DO UPDATE
+				SET user_id = EXCLUDED.user_id, response = NULL, created_at = now()
+				WHERE (crx.sync_batches.response IS NOT NULL AND crx.sync_batches.created_at <= now() - $4::interval)
+					OR (crx.sync_batches.response IS NULL AND crx.sync_batches.created_at <= now() - $5::interval)`,
+			id.TenantID, batchID, id.UserID, batchMemory.String(), claimExpiry.String())
+		if err != nil {
+			return nil, err
+		}
+		if tag.RowsAffected() == 1 {
+			return nil, nil
+		}
+		var raw []byte
+		err = s.pool.QueryRow(ctx, `SELECT response FROM crx.sync_batches WHERE tenant_id = $1 AND client_batch_id = $2`, id.TenantID, batchID).Scan(&raw)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // the claim was released just now: claim it again
+		}
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			out := &crxv1.SyncMetricsResponse{}
+			if err := protojson.Unmarshal(raw, out); err != nil {
+				return nil, apperr.Internal(fmt.Errorf("crx: stored response of batch %s: %w", batchID, err))
+			}
+			return out, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, apperr.New(apperr.KindConflict, "batch %s is being stored by another request; retry it", batchID)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(claimPoll):
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	out := &crxv1.SyncMetricsResponse{}
-	if err := protojson.Unmarshal(raw, out); err != nil {
-		return nil, apperr.Internal(fmt.Errorf("crx: stored response of batch %s: %w", batchID, err))
-	}
-	return out, nil
 }
 
+// releaseBatch drops this request's unanswered claim (the batch failed): detached from the
+// request, whose context may be what ended it.
+func (s *server) releaseBatch(tenantID int64, batchID string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `DELETE FROM crx.sync_batches WHERE tenant_id = $1 AND client_batch_id = $2 AND response IS NULL`, tenantID, batchID); err != nil {
+		s.log.Warn("crx: sync batch claim not released", "tenant", tenantID, "batch", batchID, "error", err)
+	}
+}
+
+// rememberBatch stores the answer of the batch this request claimed.
 func (s *server) rememberBatch(ctx context.Context, id *authn.Identity, resp *crxv1.SyncMetricsResponse) error {
 	raw, err := protojson.Marshal(resp)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO crx.sync_batches (tenant_id, client_batch_id, user_id, response)
-		VALUES ($1, $2, $3, $4)
-		ON CONFLICT (tenant_id, client_batch_id) DO UPDATE
-			SET user_id = EXCLUDED.user_id, response = EXCLUDED.response, created_at = now()
-			WHERE crx.sync_batches.created_at <= now() - $5::interval`,
-		id.TenantID, resp.ClientBatchId, id.UserID, raw, batchMemory.String())
+	_, err = s.pool.Exec(ctx, `UPDATE crx.sync_batches SET response = $3, created_at = now()
+		WHERE tenant_id = $1 AND client_batch_id = $2 AND response IS NULL`, id.TenantID, resp.ClientBatchId, raw)
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	nl2sqlv1 "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -181,3 +183,45 @@ func TestContractBuiltinProvider(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Policies added to one role at once: the role at the provider holds every one of them
+// (adding is a read-modify-write of the role's policy list at the provider; concurrent
+// additions must not drop each other's).
+func TestContractConcurrentPoliciesOnOneRole(t *testing.T) {
+	s := stack.StartServices(t, "basic", "nl2sql", "nl2sql-provider")
+	c := nl2sqlv1.NewNl2SqlServiceClient(s.Conn)
+	shop := addShop(t, s, demoTenant(t, s), "demo-shop-a")
+	setup, err := c.SetupDatasource(addOperator(t, s), &nl2sqlv1.SetupDatasourceRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.CreatePolicy(s.Admin, &nl2sqlv1.CreatePolicyRequest{DatasourceId: setup.GetDatasourceId(), ShopIds: []int64{shop}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		r   *nl2sqlv1.CreatePolicyResponse
+		err error
+	}
+	rs := testutil.Burst(8, func(int) result {
+		r, err := c.CreatePolicy(s.Admin, &nl2sqlv1.CreatePolicyRequest{DatasourceId: setup.GetDatasourceId(), ShopIds: []int64{shop}, RoleId: first.GetRoleId()})
+		return result{r, err}
+	})
+	want := []string{first.GetPolicyId()}
+	for _, x := range rs {
+		if x.err != nil || x.r.GetRoleId() != first.GetRoleId() {
+			t.Fatalf("CreatePolicy on role %s: %v %v", first.GetRoleId(), x.r, x.err)
+		}
+		want = append(want, x.r.GetPolicyId())
+	}
+	var held []string
+	if err := s.DB.Pool.QueryRow(context.Background(), `SELECT array(SELECT jsonb_array_elements_text(body->'policy_ids'))
+		FROM nl2sql_provider.objects WHERE kind = 'role' AND id = $1`, first.GetRoleId()).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	slices.Sort(held)
+	if !slices.Equal(held, want) {
+		t.Errorf("the role holds policies %v at the provider, the answers put %v on it", held, want)
+	}
+}

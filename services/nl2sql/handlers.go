@@ -335,14 +335,8 @@ func (b *bridge) CreatePolicy(ctx context.Context, req *nl2sqlv1.CreatePolicyReq
 			return nil, err
 		}
 		roleID = role.ID
-	} else {
-		role, err := p.client.GetRole(ctx, roleID)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := p.client.UpdateRole(ctx, roleID, asktable.CreateRole{PolicyIDs: append(role.PolicyIDs, pol.ID)}); err != nil {
-			return nil, err
-		}
+	} else if err := b.addPolicyToRole(ctx, p, roleID, pol.ID); err != nil {
+		return nil, err
 	}
 	tx, err := b.pool.Begin(ctx)
 	if err != nil {
@@ -436,6 +430,55 @@ func checkTablePattern(pattern string) error {
 		}
 	}
 	return nil
+}
+
+// Role leases (nl2sql.role_leases): roleLease bounds a holder's turn (longer than the two
+// provider calls it covers with the default timeout and retries, about 70 s at worst),
+// roleLeaseWait how long another waits before a 409.
+const (
+	roleLease     = 3 * time.Minute
+	roleLeaseWait = 15 * time.Second
+	roleLeasePoll = 20 * time.Millisecond
+)
+
+// addPolicyToRole appends a policy to a role's list at the provider. The provider only
+// replaces the whole list, so concurrent additions (of any replica) take turns under a
+// lease on the role: without it, two read the same list and the second write drops the
+// first's policy.
+func (b *bridge) addPolicyToRole(ctx context.Context, p *upstream, roleID, policyID string) error {
+	holder := randomSuffix()
+	deadline := time.Now().Add(roleLeaseWait)
+	for {
+		tag, err := b.pool.Exec(ctx, `INSERT INTO nl2sql.role_leases (role_id, holder, until) VALUES ($1, $2, clock_timestamp() + $3::interval)
+			ON CONFLICT (role_id) DO UPDATE SET holder = EXCLUDED.holder, until = EXCLUDED.until
+				WHERE nl2sql.role_leases.until < clock_timestamp()`, roleID, holder, roleLease.String())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return apperr.New(apperr.KindConflict, "role %s is being changed by another request; retry", roleID)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(roleLeasePoll):
+		}
+	}
+	defer func() {
+		// Detached: the request's end must not keep the others waiting for the lease's expiry.
+		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, _ = b.pool.Exec(rctx, `DELETE FROM nl2sql.role_leases WHERE role_id = $1 AND holder = $2`, roleID, holder)
+	}()
+	role, err := p.client.GetRole(ctx, roleID)
+	if err != nil {
+		return err
+	}
+	_, err = p.client.UpdateRole(ctx, roleID, asktable.CreateRole{PolicyIDs: append(role.PolicyIDs, policyID)})
+	return err
 }
 
 func randomSuffix() string {

@@ -8,13 +8,21 @@ import (
 	"testing"
 )
 
-// inScope are the OpenAPI tags of the landed services (tenant, analysis, basic, chat).
+// inScope are the OpenAPI tags of the landed services. Internal RPCs (notify's Publish,
+// basic's ShopDirectoryService) have no REST binding, so no tag here.
 var inScope = map[string]string{
 	"TenantAuthService": "tenant", "TenantService": "tenant",
+	"TenantAdminService": "tenant", "PlatformService": "tenant",
 	"MetricService": "analysis", "QueryService": "analysis",
 	"GoodsService": "basic", "BasicDataService": "basic",
-	"ChatService": "chat", "SessionService": "chat", "HealthService": "chat",
+	"ChatService": "chat", "SessionService": "chat", "HealthService": "chat", "PromotionService": "chat",
+	"ExtensionService": "crx", "NotifyService": "notify", "Nl2SqlService": "nl2sql",
 }
+
+// excluded are the in-scope write operations the suite cannot exercise here, with the
+// reason (none today: NL2SQL runs against the built-in provider). The suite checks each
+// is still in the contract and logs it; never skip one silently.
+var excluded = map[string]string{}
 
 // notImplemented are the in-scope write operations that answer 501 (checked live by the
 // suite, so one that lands fails it until it is covered).

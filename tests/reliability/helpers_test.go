@@ -280,6 +280,19 @@ func login(t *testing.T, c *client, user, password string) (access, refresh stri
 	return a.get("access_token").String(), a.get("refresh_token").String()
 }
 
+// opsPassword is the password of the operator tenant's administrator.
+const opsPassword = "Ops-Operator-2040"
+
+// loginAs signs a user of any tenant in through the gateway; it returns the access token.
+func loginAs(t *testing.T, c *client, tenant, user, password string) string {
+	t.Helper()
+	a := c.do("POST", "/tenant/api/v1/tenant/auth/login", fmt.Sprintf(`{"tenant_code":%q,"username":%q,"password":%q}`, tenant, user, password), "")
+	if !a.ok() {
+		t.Fatalf("login %s/%s: %s", tenant, user, a)
+	}
+	return a.get("access_token").String()
+}
+
 // jti is a JWT's token id (the revocation list's key).
 func jti(token string) string {
 	parts := strings.Split(token, ".")

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/basic/partners"
 	"github.com/shopmind/shopmind/services/basic/partners/partnerstest"
@@ -59,12 +61,33 @@ type worker struct {
 	syncCreated int              // goods created by platform syncs
 	synced      []int64          // ids of synced goods (for partner A)
 	password    string           // the password of the worker's second user (user + "p")
+
+	// The later services (services_workload_test.go).
+	tenant      int64         // tenant demo
+	pool        *pgxpool.Pool // the test's own connection to the database
+	op          string        // a platform operator's access token
+	datasource  string        // the NL2SQL datasource set up at the start
+	orgs        map[int64]*orgState
+	users       map[int64]*userState
+	tenants     map[string]*tenantState // code → state
+	crxAccepted int                     // extension values stored, as answered
+	crxBatches  int                     // sync batches answered
+	adhoc       map[string]int64        // ad-hoc client id → record id
+	errorLogs   int
+	marked      map[int64]bool // notifications marked read
+	plans       map[int64]string
+	execs       map[int64]*execState
+	chats       []string          // NL2SQL chat ids
+	role        string            // the worker's NL2SQL provider role
+	policies    map[string]string // NL2SQL policy id → role id
 }
 
 func newWorker(n int, c *client, rec *recorder, user string, userID, shop int64) *worker {
 	return &worker{n: n, c: c, rec: rec, user: user, userID: userID, shop: shop,
 		goods: map[int64]*goodsState{}, liveRoles: map[string]int64{}, liveMetrics: map[string]int64{},
-		templates: map[int64]string{}, sessions: map[string]int{}, password: stack.AdminPassword}
+		templates: map[int64]string{}, sessions: map[string]int{}, password: stack.AdminPassword,
+		orgs: map[int64]*orgState{}, users: map[int64]*userState{}, tenants: map[string]*tenantState{}, adhoc: map[string]int64{},
+		marked: map[int64]bool{}, plans: map[int64]string{}, execs: map[int64]*execState{}, policies: map[string]string{}}
 }
 
 func (w *worker) failf(format string, args ...any) {
@@ -147,7 +170,8 @@ func (w *worker) cycle(i int) {
 	}
 	// Each worker starts its cycles at another service, so the services are written at
 	// once and a defect of one does not hide the others.
-	sections := []func(i int, u, tok string){w.roles, w.metrics, w.goodsAndTemplates, w.favoritesList, w.chat, w.changePassword}
+	sections := []func(i int, u, tok string){w.roles, w.metrics, w.goodsAndTemplates, w.favoritesList, w.chat, w.changePassword,
+		w.tenantAdmin, w.platform, w.extension, w.notifications, w.promotions, w.nl2sql}
 	for k := range sections {
 		sections[(k+w.n)%len(sections)](i, u, tok)
 	}

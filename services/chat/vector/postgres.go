@@ -84,11 +84,15 @@ func (p *Postgres) Replace(ctx context.Context, tenantID int64, items []Item) er
 	return nil
 }
 
-// Search implements Store.
-func (p *Postgres) Search(ctx context.Context, tenantID int64, vector []float32, topK int) ([]Hit, error) {
-	rows, err := p.pool.Query(ctx,
-		"SELECT id, text, metadata, vector FROM chatvec.items WHERE tenant_id = $1 AND collection = $2 AND dim = $3",
-		tenantID, p.collection, len(vector))
+// Search implements Store (the metadata conditions in SQL, on the jsonb column).
+func (p *Postgres) Search(ctx context.Context, tenantID int64, vector []float32, topK int, where ...Match) ([]Hit, error) {
+	sql := "SELECT id, text, metadata, vector FROM chatvec.items WHERE tenant_id = $1 AND collection = $2 AND dim = $3"
+	args := []any{tenantID, p.collection, len(vector)}
+	for _, w := range where {
+		args = append(args, w.Key, w.Value)
+		sql += fmt.Sprintf(" AND metadata->>$%d = $%d", len(args)-1, len(args))
+	}
+	rows, err := p.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}

@@ -196,7 +196,7 @@ func (q *Qdrant) Replace(ctx context.Context, tenantID int64, items []Item) erro
 }
 
 // Search implements Store.
-func (q *Qdrant) Search(ctx context.Context, tenantID int64, vector []float32, topK int) ([]Hit, error) {
+func (q *Qdrant) Search(ctx context.Context, tenantID int64, vector []float32, topK int, where ...Match) ([]Hit, error) {
 	if len(vector) == 0 {
 		return nil, ErrInvalid
 	}
@@ -207,10 +207,14 @@ func (q *Qdrant) Search(ctx context.Context, tenantID int64, vector []float32, t
 	if topK <= 0 {
 		topK = 10
 	}
+	filter := tenantFilter(tenantID)
+	for _, w := range where { // the metadata map is a nested payload object
+		filter.Must = append(filter.Must, qdrant.NewMatchKeyword("metadata."+w.Key, w.Value))
+	}
 	points, err := q.client.Query(ctx, &qdrant.QueryPoints{
 		CollectionName: name,
 		Query:          qdrant.NewQueryDense(vector),
-		Filter:         tenantFilter(tenantID),
+		Filter:         filter,
 		Limit:          qdrant.PtrOf(uint64(topK)),
 		WithPayload:    qdrant.NewWithPayload(true),
 	})

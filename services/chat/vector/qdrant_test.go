@@ -3,6 +3,7 @@ package vector_test
 import (
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -130,9 +131,9 @@ func (f fakePoints) Upsert(_ context.Context, r *qdrant.UpsertPoints) (*qdrant.P
 	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: qdrant.UpdateStatus_Completed}}, nil
 }
 
-// tenantOf reads the adapter's filter: must [tenant_id == N].
+// tenantOf reads the adapter's filter: must [tenant_id == N, metadata.K == V...].
 func tenantOf(fl *qdrant.Filter) (int64, error) {
-	if fl == nil || len(fl.GetMust()) != 1 || fl.GetMust()[0].GetField().GetKey() != "tenant_id" {
+	if fl == nil || len(fl.GetMust()) == 0 || fl.GetMust()[0].GetField().GetKey() != "tenant_id" {
 		return 0, status.Error(codes.InvalidArgument, "fake: expected a tenant_id filter")
 	}
 	m, ok := fl.GetMust()[0].GetField().GetMatch().GetMatchValue().(*qdrant.Match_Integer)
@@ -140,6 +141,20 @@ func tenantOf(fl *qdrant.Filter) (int64, error) {
 		return 0, status.Error(codes.InvalidArgument, "fake: expected an integer match")
 	}
 	return m.Integer, nil
+}
+
+// metadataMatches applies the filter's keyword conditions on nested metadata keys, as
+// Qdrant does for "metadata.key" paths.
+func metadataMatches(fl *qdrant.Filter, p *qdrant.PointStruct) bool {
+	md := p.GetPayload()["metadata"].GetStructValue().GetFields()
+	for _, c := range fl.GetMust()[1:] {
+		key, ok := strings.CutPrefix(c.GetField().GetKey(), "metadata.")
+		kw, isKw := c.GetField().GetMatch().GetMatchValue().(*qdrant.Match_Keyword)
+		if !ok || !isKw || md[key].GetStringValue() != kw.Keyword {
+			return false
+		}
+	}
+	return true
 }
 
 func (f fakePoints) Delete(_ context.Context, r *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
@@ -178,7 +193,7 @@ func (f fakePoints) Query(_ context.Context, r *qdrant.QueryPoints) (*qdrant.Que
 	}
 	var res []*qdrant.ScoredPoint
 	for _, p := range c.points {
-		if p.GetPayload()["tenant_id"].GetIntegerValue() != tenant {
+		if p.GetPayload()["tenant_id"].GetIntegerValue() != tenant || !metadataMatches(r.GetFilter(), p) {
 			continue
 		}
 		sp := &qdrant.ScoredPoint{Id: p.GetId(), Score: vector.Cosine(q, p.GetVectors().GetVector().GetDense().GetData())}

@@ -40,12 +40,27 @@ type Store interface {
 	Upsert(ctx context.Context, tenantID int64, items []Item) error
 	// Replace makes items the tenant's whole content of the collection.
 	Replace(ctx context.Context, tenantID int64, items []Item) error
-	// Search returns the topK items most similar to vector (same width only), best first.
-	Search(ctx context.Context, tenantID int64, vector []float32, topK int) ([]Hit, error)
+	// Search returns the topK items most similar to vector (same width only), best first,
+	// among those whose metadata has every Match (none: all the tenant's items). The filter
+	// applies before the topK cut, so a narrow filter still yields its best items.
+	Search(ctx context.Context, tenantID int64, vector []float32, topK int, where ...Match) ([]Hit, error)
 	// Health reports whether the store can be used.
 	Health(ctx context.Context) error
 	// Name is the store's kind: postgres, qdrant or memory.
 	Name() string
+}
+
+// Match selects items whose metadata Key equals Value.
+type Match struct{ Key, Value string }
+
+// matches reports whether md satisfies every condition.
+func matches(md map[string]string, where []Match) bool {
+	for _, w := range where {
+		if v, ok := md[w.Key]; !ok || v != w.Value {
+			return false
+		}
+	}
+	return true
 }
 
 // Embedder turns texts into vectors.
@@ -168,12 +183,12 @@ func (m *Memory) Replace(ctx context.Context, tenantID int64, items []Item) erro
 }
 
 // Search implements Store.
-func (m *Memory) Search(_ context.Context, tenantID int64, vector []float32, topK int) ([]Hit, error) {
+func (m *Memory) Search(_ context.Context, tenantID int64, vector []float32, topK int, where ...Match) ([]Hit, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var hits []Hit
 	for _, it := range m.items[tenantID] {
-		if len(it.Vector) != len(vector) {
+		if len(it.Vector) != len(vector) || !matches(it.Metadata, where) {
 			continue
 		}
 		it = cloneItem(it)

@@ -171,6 +171,20 @@ func storeContract(t *testing.T, store vector.Store) {
 	if hits[1].Score > hits[0].Score {
 		t.Fatal("not ordered")
 	}
+	// metadata conditions apply before the topK cut: the best match of the filter is found
+	// even when unfiltered items score higher
+	hits, err = store.Search(ctx, 1, vec("orders"), 1, vector.Match{Key: "metric", Value: "gmv"})
+	if err != nil || len(hits) != 1 || hits[0].ID != "a" {
+		t.Fatalf("filtered: %+v %v", hits, err)
+	}
+	hits, err = store.Search(ctx, 1, vec("orders"), 10, vector.Match{Key: "metric", Value: "gmv"}, vector.Match{Key: "metric", Value: "order_count"})
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("contradictory filter: %+v %v", hits, err)
+	}
+	hits, err = store.Search(ctx, 2, vec("orders"), 10, vector.Match{Key: "metric", Value: "gmv"})
+	if err != nil || len(hits) != 0 {
+		t.Fatalf("filter crossed tenants: %+v %v", hits, err)
+	}
 	// upsert replaces by id
 	if err := store.Upsert(ctx, 1, []vector.Item{{ID: "b", Text: "buyers too", Vector: vec("buyers")}}); err != nil {
 		t.Fatal(err)

@@ -85,7 +85,16 @@ func New(ctx context.Context, cfg chatconfig.LLMConfig, dial func(target string)
 		return nil, nil, fmt.Errorf("chat agent: dial basic: %w", err)
 	}
 	basic := entities.NewGRPCBasic(basicConn, cfg.AnalyticsTimeout)
-	entityIndex := entities.NewIndex(basic, entityStore, embedder)
+	adhocStore, err := openStore(ctx, cfg, pool, logger, entities.AdhocCollection)
+	if err != nil {
+		return nil, nil, err
+	}
+	crxConn, err := dial(entities.CrxTarget)
+	if err != nil {
+		return nil, nil, fmt.Errorf("chat agent: dial crx: %w", err)
+	}
+	// search_entities finds the pages users captured with the extension too (as the caller)
+	entityIndex := entities.NewIndex(basic, entityStore, embedder).WithAdhoc(entities.NewGRPCAdhoc(crxConn, cfg.AnalyticsTimeout), adhocStore)
 	index := agent.NewMetricIndex(store, embedder)
 	tools := agent.NewRegistry(cfg.ToolResultMaxChars, append(agent.Tools(analytics, index, nil), agent.SQLTools(analytics)...)...)
 	tools.Add(entityIndex.Tool())

@@ -85,7 +85,7 @@ func startAnalysis(t *testing.T) (*analysisServer, func(string) (grpc.ClientConn
 	var dialled []string
 	dial := func(target string) (grpc.ClientConnInterface, error) {
 		dialled = append(dialled, target)
-		if target != AnalysisTarget && target != entities.BasicTarget {
+		if target != AnalysisTarget && target != entities.BasicTarget && target != entities.CrxTarget {
 			return nil, errors.New("unexpected target " + target)
 		}
 		return grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))

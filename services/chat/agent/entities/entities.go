@@ -5,6 +5,8 @@
 // changed: every search first reads a cheap fingerprint (the goods' count and latest
 // updated_at, the shops and the category tree) and re-indexes the tenant when it differs
 // from the one indexed, so syncs, imports and edits are searchable at the next search.
+// With WithAdhoc it also searches the ad-hoc page records the browser extension uploaded
+// (adhoc.go), read from the crx service as the caller in the same way.
 package entities
 
 import (
@@ -186,6 +188,7 @@ type Index struct {
 	embedder vector.Embedder
 	mu       sync.Mutex
 	indexed  map[int64]string // tenant -> fingerprint (with the embedder's id)
+	adhoc    *adhocIndex      // nil: no ad-hoc page records (WithAdhoc)
 }
 
 // NewIndex returns an index over store (a collection of its own) with embedder.
@@ -195,17 +198,22 @@ func NewIndex(basic Basic, store vector.Store, embedder vector.Embedder) *Index 
 
 // Entity is one search result.
 type Entity struct {
-	Kind         string  `json:"kind"` // goods, shop, category, staff
-	ID           int64   `json:"id"`
-	Name         string  `json:"name"`
-	ItemNo       string  `json:"item_no,omitempty"`
-	CategoryPath string  `json:"category_path,omitempty"`
-	Shop         string  `json:"shop,omitempty"`
-	Staff        string  `json:"staff,omitempty"`
-	Platform     string  `json:"platform,omitempty"`
-	Status       string  `json:"status,omitempty"`
-	Score        float64 `json:"score"`
-	Matched      string  `json:"matched,omitempty"`
+	Kind         string `json:"kind"` // goods, shop, category, staff, adhoc
+	ID           int64  `json:"id"`
+	Name         string `json:"name"`
+	ItemNo       string `json:"item_no,omitempty"`
+	CategoryPath string `json:"category_path,omitempty"`
+	Shop         string `json:"shop,omitempty"`
+	Staff        string `json:"staff,omitempty"`
+	Platform     string `json:"platform,omitempty"`
+	Status       string `json:"status,omitempty"`
+	// PageURL, Captured (the captured fields as "key: value" text, shortened) and
+	// CollectedAt describe an ad-hoc page record; Name is its title.
+	PageURL     string  `json:"page_url,omitempty"`
+	Captured    string  `json:"captured,omitempty"`
+	CollectedAt string  `json:"collected_at,omitempty"`
+	Score       float64 `json:"score"`
+	Matched     string  `json:"matched,omitempty"`
 }
 
 type text struct{ field, value string }
@@ -297,22 +305,81 @@ func (x *Index) Refresh(ctx context.Context, tenantID int64) (bool, error) {
 }
 
 // Search returns the topK entities closest to query (one hit per entity, its best text),
-// best first, after refreshing the tenant's index when its basic data changed. kinds
-// limits the kinds (empty: all).
-func (x *Index) Search(ctx context.Context, tenantID int64, query string, topK int, kinds ...string) ([]Entity, error) {
+// best first, after refreshing the tenant's index when its basic data changed and, with
+// WithAdhoc, the viewer's ad-hoc page records when crx lists new ones to the viewer. kinds
+// limits the kinds (empty: all). Ad-hoc records are the viewer's own (administrators: the
+// tenant's), none when crx refuses the viewer its listing.
+func (x *Index) Search(ctx context.Context, v Viewer, query string, topK int, kinds ...string) ([]Entity, error) {
+	r, err := x.search(ctx, v, query, topK, kinds...)
+	return r.found, err
+}
+
+// searched is a search's entities and what was left out: the ad-hoc records' failure, or
+// the basic data's refusal of a user who may list ad-hoc records.
+type searched struct {
+	found    []Entity
+	adhocErr error
+	basicErr error
+}
+
+// search is Search that also reports the ad-hoc records' failure apart: when crx fails
+// (not a refusal) and other kinds were asked for too, those are still found.
+func (x *Index) search(ctx context.Context, v Viewer, query string, topK int, kinds ...string) (searched, error) {
+	var adhocErr error
 	if topK <= 0 {
 		topK = 5
 	}
-	if _, err := x.Refresh(ctx, tenantID); err != nil {
-		return nil, err
+	wantBasic, wantAdhoc := len(kinds) == 0, len(kinds) == 0
+	for _, k := range kinds {
+		if k == KindAdhoc {
+			wantAdhoc = true
+		} else {
+			wantBasic = true
+		}
 	}
+	wantAdhoc = wantAdhoc && x.adhoc != nil
+	var basicErr error
+	if wantBasic {
+		_, basicErr = x.Refresh(ctx, v.TenantID)
+		if basicErr != nil && !(wantAdhoc && denied(basicErr)) {
+			return searched{}, basicErr
+		}
+	}
+	if wantAdhoc {
+		may, err := x.adhoc.refresh(ctx, x.embedder, v)
+		if err != nil && (!wantBasic || basicErr != nil) {
+			return searched{}, err
+		}
+		if !may && basicErr != nil { // refused both: the basic data's refusal is the answer
+			return searched{}, basicErr
+		}
+		adhocErr, wantAdhoc = err, may && err == nil
+	}
+	// a user basic refuses (no goods permission) who may list pages: the pages only
+	wantBasic = wantBasic && basicErr == nil
 	vecs, err := x.embedder.Embed(ctx, []string{query})
 	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
+		return searched{}, fmt.Errorf("embed query: %w", err)
 	}
-	hits, err := x.store.Search(ctx, tenantID, vecs[0], topK*8+16)
-	if err != nil {
-		return nil, err
+	var hits []vector.Hit
+	if wantBasic {
+		if hits, err = x.store.Search(ctx, v.TenantID, vecs[0], topK*8+16); err != nil {
+			return searched{}, err
+		}
+	}
+	if wantAdhoc {
+		more, err := x.adhoc.store.Search(ctx, v.TenantID, vecs[0], topK*8+16, v.where()...)
+		if err != nil {
+			return searched{}, err
+		}
+		// one ranking over both collections, best first (ties by id, as the stores rank)
+		hits = append(hits, more...)
+		sort.SliceStable(hits, func(i, j int) bool {
+			if hits[i].Score != hits[j].Score {
+				return hits[i].Score > hits[j].Score
+			}
+			return hits[i].ID < hits[j].ID
+		})
 	}
 	best := map[string]*Entity{}
 	var order []string
@@ -327,14 +394,15 @@ func (x *Index) Search(ctx context.Context, tenantID int64, query string, topK i
 		}
 		id, _ := strconv.ParseInt(m["id"], 10, 64)
 		best[key] = &Entity{Kind: m["kind"], ID: id, Name: m["name"], ItemNo: m["item_no"], CategoryPath: m["category_path"], Shop: m["shop"],
-			Staff: m["staff"], Platform: m["platform"], Status: m["status"], Score: float64(int(h.Score*1000)) / 1000, Matched: h.Text}
+			Staff: m["staff"], Platform: m["platform"], Status: m["status"], PageURL: m["page_url"], Captured: m["captured"],
+			CollectedAt: m["collected_at"], Score: float64(int(h.Score*1000)) / 1000, Matched: h.Text}
 		order = append(order, key)
 	}
 	out := make([]Entity, 0, min(topK, len(order)))
 	for _, k := range order[:min(topK, len(order))] {
 		out = append(out, *best[k])
 	}
-	return out, nil
+	return searched{out, adhocErr, basicErr}, nil
 }
 
 // Tool returns search_entities over the index.
@@ -348,17 +416,18 @@ type searchEntities struct{ index *Index }
 func (t *searchEntities) Name() string { return ToolName }
 func (t *searchEntities) Description() string {
 	return "Find the tenant's goods, shops, categories and staff members by name, item number or category path (vector " +
-		"search over the basic data, kept current with syncs, imports and edits). Returns each entity's kind, id, name and, " +
-		"for goods, item number, category path, shop and responsible staff. Use the ids in other tools (for example " +
-		"create_promotion_plan's product_id) and the names in query_metrics filters."
+		"search over the basic data, kept current with syncs, imports and edits), and the web pages the user captured with " +
+		"the browser extension (kind adhoc: title, page URL and captured fields). Returns each entity's kind, id, name and, " +
+		"for goods, item number, category path, shop and responsible staff; for pages, page_url and the captured fields. " +
+		"Use the ids in other tools (for example create_promotion_plan's product_id) and the names in query_metrics filters."
 }
 func (t *searchEntities) Parameters() *agent.Schema {
 	maxLen := 200
 	minK, maxK := 1.0, 20.0
 	return agent.Object(map[string]*agent.Schema{
-		"query": {Type: "string", Description: "words naming the entity: a goods name, an item number, a shop, a category or a person", MaxLength: &maxLen},
+		"query": {Type: "string", Description: "words naming the entity: a goods name, an item number, a shop, a category, a person, or words of a captured page", MaxLength: &maxLen},
 		"top_k": {Type: "integer", Description: "how many entities to return (default 5)", Minimum: &minK, Maximum: &maxK, Default: 5},
-		"kinds": {Type: "array", Items: &agent.Schema{Type: "string", Enum: []any{"goods", "shop", "category", "staff"}}, Description: "only these kinds (default all)"},
+		"kinds": {Type: "array", Items: &agent.Schema{Type: "string", Enum: []any{"goods", "shop", "category", "staff", KindAdhoc}}, Description: "only these kinds (default all)"},
 	}, "query")
 }
 
@@ -374,14 +443,23 @@ func (t *searchEntities) Call(ctx context.Context, env *agent.ToolEnv, raw json.
 	if strings.TrimSpace(args.Query) == "" {
 		return nil, errors.New("query is empty")
 	}
-	found, err := t.index.Search(ctx, env.Request.Identity.TenantID, args.Query, args.TopK, args.Kinds...)
+	id := env.Request.Identity
+	r, err := t.index.search(ctx, Viewer{TenantID: id.TenantID, UserID: id.UserID, All: id.IsAdmin}, args.Query, args.TopK, args.Kinds...)
 	if err != nil {
 		return nil, err
+	}
+	found := r.found
+	out := map[string]any{"entities": found}
+	if r.adhocErr != nil { // the model should know the pages were not searched
+		out["note"] = "captured pages (kind adhoc) could not be searched: " + agent.ToolErrorMessage(r.adhocErr)
+	}
+	if r.basicErr != nil {
+		out["note"] = "only captured pages were searched; goods, shops, categories and staff: " + agent.ToolErrorMessage(r.basicErr)
 	}
 	names := make([]string, len(found))
 	for i, e := range found {
 		names[i] = e.Kind + " " + e.Name
 	}
-	return &agent.ToolResult{JSON: map[string]any{"entities": found}, Data: found,
+	return &agent.ToolResult{JSON: out, Data: found,
 		Summary: fmt.Sprintf("%d entities: %s", len(found), strings.Join(names, ", "))}, nil
 }

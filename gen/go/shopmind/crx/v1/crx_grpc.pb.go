@@ -53,7 +53,10 @@ type ExtensionServiceClient interface {
 	// GetAuthConfig returns the signed-in user's extension configuration: permissions,
 	// metrics to collect and upload settings.
 	GetAuthConfig(ctx context.Context, in *GetAuthConfigRequest, opts ...grpc.CallOption) (*GetAuthConfigResponse, error)
-	// SyncMetrics uploads a batch of collected metric values.
+	// SyncMetrics uploads a batch of collected metric values. A batch is idempotent by its
+	// client batch id: a retry gets the first answer and stores nothing twice; a retry that
+	// arrives while the first request is still storing waits for its answer, up to 5 s, then
+	// answers 409 (CONFLICT, gRPC ALREADY_EXISTS): retry.
 	SyncMetrics(ctx context.Context, in *SyncMetricsRequest, opts ...grpc.CallOption) (*SyncMetricsResponse, error)
 	// UploadAdhoc uploads data collected on demand from one page.
 	UploadAdhoc(ctx context.Context, in *UploadAdhocRequest, opts ...grpc.CallOption) (*UploadAdhocResponse, error)
@@ -184,7 +187,10 @@ type ExtensionServiceServer interface {
 	// GetAuthConfig returns the signed-in user's extension configuration: permissions,
 	// metrics to collect and upload settings.
 	GetAuthConfig(context.Context, *GetAuthConfigRequest) (*GetAuthConfigResponse, error)
-	// SyncMetrics uploads a batch of collected metric values.
+	// SyncMetrics uploads a batch of collected metric values. A batch is idempotent by its
+	// client batch id: a retry gets the first answer and stores nothing twice; a retry that
+	// arrives while the first request is still storing waits for its answer, up to 5 s, then
+	// answers 409 (CONFLICT, gRPC ALREADY_EXISTS): retry.
 	SyncMetrics(context.Context, *SyncMetricsRequest) (*SyncMetricsResponse, error)
 	// UploadAdhoc uploads data collected on demand from one page.
 	UploadAdhoc(context.Context, *UploadAdhocRequest) (*UploadAdhocResponse, error)

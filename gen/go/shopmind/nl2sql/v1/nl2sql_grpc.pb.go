@@ -73,7 +73,8 @@ type Nl2SqlServiceClient interface {
 	// provider's chat page to embed (it carries chatId and apiKey).
 	CreateEmbedUrl(ctx context.Context, in *CreateEmbedUrlRequest, opts ...grpc.CallOption) (*CreateEmbedUrlResponse, error)
 	// CreatePolicy creates an access policy (table pattern and row filter) on the configured
-	// datasource.
+	// datasource. Policies added to one role take turns (the provider keeps a role's policies as
+	// one list); a call that waited more than 15 s for its turn answers 409 (CONFLICT, gRPC ALREADY_EXISTS): retry.
 	CreatePolicy(ctx context.Context, in *CreatePolicyRequest, opts ...grpc.CallOption) (*CreatePolicyResponse, error)
 	// SetupDatasource provisions the datasource at the provider, builds its metadata and
 	// creates the assistant bot and the shop-filtered role (the one-time setup). Re-running it
@@ -181,7 +182,8 @@ type Nl2SqlServiceServer interface {
 	// provider's chat page to embed (it carries chatId and apiKey).
 	CreateEmbedUrl(context.Context, *CreateEmbedUrlRequest) (*CreateEmbedUrlResponse, error)
 	// CreatePolicy creates an access policy (table pattern and row filter) on the configured
-	// datasource.
+	// datasource. Policies added to one role take turns (the provider keeps a role's policies as
+	// one list); a call that waited more than 15 s for its turn answers 409 (CONFLICT, gRPC ALREADY_EXISTS): retry.
 	CreatePolicy(context.Context, *CreatePolicyRequest) (*CreatePolicyResponse, error)
 	// SetupDatasource provisions the datasource at the provider, builds its metadata and
 	// creates the assistant bot and the shop-filtered role (the one-time setup). Re-running it
