@@ -190,7 +190,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestContractConcurrentPoliciesOnOneRole(t *testing.T) {
 	s := stack.StartServices(t, "basic", "nl2sql", "nl2sql-provider")
 	c := nl2sqlv1.NewNl2SqlServiceClient(s.Conn)
-	shop := addShop(t, s, demoTenant(t, s), "demo-shop-a")
+	shop := addShop(t, s, stack.DemoTenant(t, s.DB), "demo-shop-a")
 	setup, err := c.SetupDatasource(addOperator(t, s), &nl2sqlv1.SetupDatasourceRequest{})
 	if err != nil {
 		t.Fatal(err)
