@@ -3,6 +3,7 @@ package sqlsandbox
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -166,7 +167,7 @@ func rewriteClickHouse(cat *catalog.Catalog, scope Scope, sql string, limit int)
 	if err := p.topLevel(top, limit); err != nil {
 		return nil, err
 	}
-	return &Rewritten{Dialect: ClickHouse, SQL: p.b.String(), Tables: sortedKeys(p.tables), Limit: limit}, nil
+	return &Rewritten{Dialect: ClickHouse, SQL: p.b.String(), Tables: slices.Sorted(maps.Keys(p.tables)), Limit: limit}, nil
 }
 
 func chStatementName(s ast.Statement) string {

@@ -1,6 +1,7 @@
 package sqlsandbox
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -143,20 +144,11 @@ func rewritePostgres(cat *catalog.Catalog, scope Scope, sql string, limit int) (
 	if err != nil {
 		return nil, refused("the rewritten statement cannot be printed: %v", err)
 	}
-	return &Rewritten{Dialect: Postgres, SQL: out, Args: r.args, Tables: sortedKeys(r.tables), Limit: limit}, nil
+	return &Rewritten{Dialect: Postgres, SQL: out, Args: r.args, Tables: slices.Sorted(maps.Keys(r.tables)), Limit: limit}, nil
 }
 
 // nodeOneof is the oneof of pg_query's Node wrapper.
 var nodeOneof = (&pg.Node{}).ProtoReflect().Descriptor().Oneofs().ByName("node")
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // walk visits m and everything below it. ctes are the CTE names visible here.
 func (r *pgRewriter) walk(m protoreflect.Message, ctes []string) error {

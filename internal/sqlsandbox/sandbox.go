@@ -19,7 +19,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -427,7 +429,7 @@ func Functions(dialect string) []string {
 	if dialect == ClickHouse {
 		set = chFunctions
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // Rules states what the sandbox enforces in dialect, one sentence each (the chat tool

@@ -244,6 +244,19 @@ func roundNoise(x float64) float64 {
 }
 
 // valuePB turns a SQL value into JSON: numbers, strings, booleans, null; times as RFC 3339.
+// rowsPB is result rows as the contract's lists of values (an empty list, never null).
+func rowsPB(rows [][]any) []*structpb.ListValue {
+	out := make([]*structpb.ListValue, 0, len(rows))
+	for _, row := range rows {
+		lv := &structpb.ListValue{Values: make([]*structpb.Value, len(row))}
+		for i, v := range row {
+			lv.Values[i] = valuePB(v)
+		}
+		out = append(out, lv)
+	}
+	return out
+}
+
 func valuePB(v any) *structpb.Value {
 	switch x := v.(type) {
 	case nil:
@@ -305,16 +318,9 @@ func (s *queryServer) PreviewQuery(ctx context.Context, req *analysisv1.PreviewQ
 		return nil, err
 	}
 	resp := &analysisv1.PreviewQueryResponse{Sql: c.SQL, Params: paramsPB(c.Args), ElapsedMs: time.Since(start).Milliseconds(),
-		Truncated: res.Truncated, Rows: []*structpb.ListValue{}}
+		Truncated: res.Truncated, Rows: rowsPB(res.Rows)}
 	for _, col := range c.Columns {
 		resp.Columns = append(resp.Columns, &analysisv1.ResultColumn{Name: col.Name, Type: string(col.Type), Role: string(col.Role)})
-	}
-	for _, row := range res.Rows {
-		lv := &structpb.ListValue{Values: make([]*structpb.Value, len(row))}
-		for i, v := range row {
-			lv.Values[i] = valuePB(v)
-		}
-		resp.Rows = append(resp.Rows, lv)
 	}
 	return resp, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
@@ -27,16 +25,9 @@ func (s *queryServer) ExecuteSql(ctx context.Context, req *analysisv1.ExecuteSql
 		return nil, err
 	}
 	resp := &analysisv1.ExecuteSqlResponse{Truncated: res.Truncated, ElapsedMs: res.Elapsed.Milliseconds(),
-		Sql: res.SQLRun, Params: paramsPB(res.Args), Dialect: s.sandbox.Dialect(), Rows: make([]*structpb.ListValue, 0, len(res.Rows))}
+		Sql: res.SQLRun, Params: paramsPB(res.Args), Dialect: s.sandbox.Dialect(), Rows: rowsPB(res.Rows)}
 	for _, c := range res.Columns {
 		resp.Columns = append(resp.Columns, &analysisv1.SqlColumn{Name: c.Name, Type: sqlColumnTypes[c.Type]})
-	}
-	for _, row := range res.Rows {
-		lv := &structpb.ListValue{Values: make([]*structpb.Value, len(row))}
-		for i, v := range row {
-			lv.Values[i] = valuePB(v)
-		}
-		resp.Rows = append(resp.Rows, lv)
 	}
 	return resp, nil
 }

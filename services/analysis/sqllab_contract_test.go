@@ -24,17 +24,7 @@ func TestContractExecuteSql(t *testing.T) {
 	q := analysisv1.NewQueryServiceClient(s.Conn)
 
 	// Two tenants with orders: demo (the admin's) and acme.
-	var demo, acme int64
-	if err := s.DB.Pool.QueryRow(ctx, "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&demo); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ('acme', 'Acme') RETURNING id").Scan(&acme); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = $2`, acme, demo); err != nil {
-		t.Fatal(err)
-	}
+	demo, acme := stack.DemoTenant(t, s.DB), stack.AddTenant(t, s.DB, "acme")
 	store, err := warehouse.Open(ctx, "", s.DB.Pool, nil)
 	if err != nil {
 		t.Fatal(err)

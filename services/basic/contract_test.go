@@ -22,12 +22,7 @@ import (
 // which has no RPC).
 func contractShop(t *testing.T, s *stack.Services) int64 {
 	t.Helper()
-	var id int64
-	if err := s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		SELECT id, 'Trend Store', 'tmall', 'tm-1', 'active' FROM tenant.tenants WHERE code = 'demo' RETURNING id`).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return stack.AddShop(t, s.DB, stack.DemoTenant(t, s.DB), "Trend Store", "tmall", "tm-1")
 }
 
 func TestContractGoods(t *testing.T) {

@@ -19,10 +19,7 @@ import (
 func TestContractPromotionPlans(t *testing.T) {
 	s := stack.StartServices(t, "chat")
 	ctx := context.Background()
-	var tenant int64
-	if err := s.DB.Pool.QueryRow(ctx, `SELECT id FROM tenant.tenants WHERE code = 'demo'`).Scan(&tenant); err != nil {
-		t.Fatal(err)
-	}
+	tenant := stack.DemoTenant(t, s.DB)
 	st := promotion.NewStore(s.DB.Pool)
 	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
 	mk := func(tenantID, product int64) *promotion.Plan {

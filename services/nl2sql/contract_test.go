@@ -21,16 +21,8 @@ import (
 // one shop, and signs in; it returns the access context and the shop.
 func addTenant(t *testing.T, s *stack.Services, code string) (context.Context, int64) {
 	t.Helper()
-	ctx := context.Background()
-	var id int64
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ($1, $1) RETURNING id", code).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, id); err != nil {
-		t.Fatal(err)
-	}
-	return stack.WithToken(ctx, s.Login(t, code, "admin", stack.AdminPassword)), addShop(t, s, id, code+"-shop")
+	id := stack.AddTenant(t, s.DB, code)
+	return stack.WithToken(context.Background(), s.Login(t, code, "admin", stack.AdminPassword)), addShop(t, s, id, code+"-shop")
 }
 
 // addOperator creates an operator tenant (as `shopmind tenant create --operator` does) and
@@ -38,9 +30,8 @@ func addTenant(t *testing.T, s *stack.Services, code string) (context.Context, i
 func addOperator(t *testing.T, s *stack.Services) context.Context {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.DB.Pool.Exec(ctx, `WITH t AS (INSERT INTO tenant.tenants (code, name, is_operator) VALUES ('ops', 'ops', true) RETURNING id)
-		INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT t.id, 'admin', password_hash, true FROM t, tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`); err != nil {
+	id := stack.AddTenant(t, s.DB, "ops")
+	if _, err := s.DB.Pool.Exec(ctx, "UPDATE tenant.tenants SET is_operator = true WHERE id = $1", id); err != nil {
 		t.Fatal(err)
 	}
 	return stack.WithToken(ctx, s.Login(t, "ops", "admin", stack.AdminPassword))
@@ -48,21 +39,7 @@ func addOperator(t *testing.T, s *stack.Services) context.Context {
 
 func addShop(t *testing.T, s *stack.Services, tenant int64, name string) int64 {
 	t.Helper()
-	var id int64
-	if err := s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, $2, 'tmall', $2, 'active') RETURNING id`, tenant, name).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-func demoTenant(t *testing.T, s *stack.Services) int64 {
-	t.Helper()
-	var id int64
-	if err := s.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return stack.AddShop(t, s.DB, tenant, name, "tmall", name)
 }
 
 func wantCode(t *testing.T, what string, err error, code codes.Code, contains string) {
@@ -78,8 +55,8 @@ func TestContractBuiltinProvider(t *testing.T) {
 	s := stack.StartServices(t, "basic", "nl2sql", "nl2sql-provider")
 	c := nl2sqlv1.NewNl2SqlServiceClient(s.Conn)
 	ctx := s.Admin
-	mine := addShop(t, s, demoTenant(t, s), "demo-shop-a")
-	mine2 := addShop(t, s, demoTenant(t, s), "demo-shop-b")
+	mine := addShop(t, s, stack.DemoTenant(t, s.DB), "demo-shop-a")
+	mine2 := addShop(t, s, stack.DemoTenant(t, s.DB), "demo-shop-b")
 	other, theirs := addTenant(t, s, "other")
 
 	h, err := c.Health(context.Background(), &nl2sqlv1.HealthRequest{})
@@ -213,7 +190,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestContractConcurrentPoliciesOnOneRole(t *testing.T) {
 	s := stack.StartServices(t, "basic", "nl2sql", "nl2sql-provider")
 	c := nl2sqlv1.NewNl2SqlServiceClient(s.Conn)
-	shop := addShop(t, s, demoTenant(t, s), "demo-shop-a")
+	shop := addShop(t, s, stack.DemoTenant(t, s.DB), "demo-shop-a")
 	setup, err := c.SetupDatasource(addOperator(t, s), &nl2sqlv1.SetupDatasourceRequest{})
 	if err != nil {
 		t.Fatal(err)

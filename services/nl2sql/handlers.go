@@ -28,11 +28,7 @@ import (
 // CreateToken creates (or reuses from the cache) a provider token restricted to the
 // caller's shops.
 func (b *bridge) CreateToken(ctx context.Context, req *nl2sqlv1.CreateTokenRequest) (*nl2sqlv1.CreateTokenResponse, error) {
-	id, err := authn.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := b.token(ctx, id, req.GetShopIds(), req.TtlSeconds, req.GetRoleId(), "shop_ids")
+	_, tok, err := b.callerToken(ctx, req.GetShopIds(), req.TtlSeconds, req.GetRoleId())
 	if err != nil {
 		return nil, err
 	}
@@ -48,16 +44,25 @@ type issued struct {
 	ids       asktable.SetupResult
 }
 
+// callerToken is the caller and a token for its shops (CreateToken, CreateEmbedUrl).
+func (b *bridge) callerToken(ctx context.Context, shops []int64, ttlSeconds *int32, roleID string) (*authn.Identity, *issued, error) {
+	id, err := authn.Caller(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok, err := b.token(ctx, id, shops, ttlSeconds, roleID, "shop_ids")
+	if err != nil {
+		return nil, nil, err
+	}
+	return id, tok, nil
+}
+
 // token checks the shops and the role, then returns a cached token or a new one.
 func (b *bridge) token(ctx context.Context, id *authn.Identity, shops []int64, ttlSeconds *int32, roleID, field string) (*issued, error) {
 	if err := b.checkShops(ctx, id, shops, field); err != nil {
 		return nil, err
 	}
-	p, err := b.provider()
-	if err != nil {
-		return nil, err
-	}
-	ids, err := b.ids(ctx, p)
+	p, ids, err := b.configured(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -179,14 +184,11 @@ func (b *bridge) CreateChat(ctx context.Context, req *nl2sqlv1.CreateChatRequest
 	if err != nil {
 		return nil, err
 	}
-	p, err := b.provider()
+	p, ids, err := b.configured(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tok := &issued{value: req.GetToken(), expiresAt: expires, roleID: role, p: p}
-	if tok.ids, err = b.ids(ctx, p); err != nil {
-		return nil, err
-	}
+	tok := &issued{value: req.GetToken(), expiresAt: expires, roleID: role, p: p, ids: ids}
 	ch, err := b.chat(ctx, id, tok, shops, req.GetBotId())
 	if err != nil {
 		return nil, err
@@ -249,11 +251,7 @@ func (b *bridge) GetChat(ctx context.Context, req *nl2sqlv1.GetChatRequest) (*nl
 
 // CreateEmbedUrl creates a token and a chat and composes the provider's embed URL.
 func (b *bridge) CreateEmbedUrl(ctx context.Context, req *nl2sqlv1.CreateEmbedUrlRequest) (*nl2sqlv1.CreateEmbedUrlResponse, error) {
-	id, err := authn.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	tok, err := b.token(ctx, id, req.GetShopIds(), req.TtlSeconds, req.GetRoleId(), "shop_ids")
+	id, tok, err := b.callerToken(ctx, req.GetShopIds(), req.TtlSeconds, req.GetRoleId())
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +304,7 @@ func (b *bridge) CreatePolicy(ctx context.Context, req *nl2sqlv1.CreatePolicyReq
 			return nil, err
 		}
 	}
-	p, err := b.provider()
-	if err != nil {
-		return nil, err
-	}
-	ids, err := b.ids(ctx, p)
+	p, ids, err := b.configured(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -190,6 +190,19 @@ func (b *bridge) provider() (*upstream, error) {
 	return p, nil
 }
 
+// configured is the provider and its ids, for the calls that need both.
+func (b *bridge) configured(ctx context.Context) (*upstream, asktable.SetupResult, error) {
+	p, err := b.provider()
+	if err != nil {
+		return nil, asktable.SetupResult{}, err
+	}
+	ids, err := b.ids(ctx, p)
+	if err != nil {
+		return nil, asktable.SetupResult{}, err
+	}
+	return p, ids, nil
+}
+
 // ids are the datasource, bot and role in effect: configured, or provisioned on first use
 // with the built-in provider. An external provider without them answers 503 naming the
 // variable to set.

@@ -42,12 +42,7 @@ func wafOff(c *app.Config) { c.WAF.Enabled = false }
 
 func demoShop(t *testing.T, s *stack.Stack) int64 {
 	t.Helper()
-	var shop int64
-	if err := s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		SELECT id, 'Defects Shop', 'taobao', 'defects-1', 'active' FROM tenant.tenants WHERE code = 'demo' RETURNING id`).Scan(&shop); err != nil {
-		t.Fatal(err)
-	}
-	return shop
+	return stack.AddShop(t, s.DB, stack.DemoTenant(t, s.DB), "Defects Shop", "taobao", "defects-1")
 }
 
 // parallel runs n requests at once and returns their answers and durations.

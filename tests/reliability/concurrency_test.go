@@ -49,7 +49,7 @@ func newSuite(t *testing.T, opts ...stack.Option) *suite {
 		bc.PartnerAURL, bc.PartnerAKey = partnerA.URL, partnerstest.Key
 	}}, opts...)
 	st := stack.Start(t, opts...)
-	s := &suite{st: st, c: newClient(st.BaseURL), tenant: demoTenant(t, st), rec: newRecorder()}
+	s := &suite{st: st, c: newClient(st.BaseURL), tenant: stack.DemoTenant(t, st.DB), rec: newRecorder()}
 	s.admin, _ = login(t, s.c, "admin", stack.AdminPassword)
 	if _, err := tenant.CreateTenant(context.Background(), st.DB.Pool, tenant.NewTenant{Code: "ops", Name: "Platform operations",
 		AdminUsername: "root", AdminPassword: opsPassword, Operator: true}, 4); err != nil {

@@ -141,7 +141,7 @@ func TestPostgresRestart(t *testing.T) {
 	pB := newProxy(t, out.server)
 	stB := stack.StartOn(t, &pgtest.Database{URL: withHost(t, out.db.URL, pB.addr), Pool: out.db.Pool}, smallPool, retryFast)
 	cA, cB := newClient(stA.BaseURL), newClient(stB.BaseURL)
-	tenant := demoTenant(t, stA)
+	tenant := stack.DemoTenant(t, stA.DB)
 	shop := addShop(t, stA, tenant, "Restart", "restart")
 	tokA, _ := login(t, cA, "admin", stack.AdminPassword)
 	tokB, _ := login(t, cB, "admin", stack.AdminPassword)
@@ -313,7 +313,7 @@ func TestClickHouseOutage(t *testing.T) {
 	ch := openClickHouse(t, db)
 	c := newClient(st.BaseURL)
 	tok, _ := login(t, c, "admin", stack.AdminPassword)
-	tenant := demoTenant(t, st)
+	tenant := stack.DemoTenant(t, st.DB)
 	shop := addShop(t, st, tenant, "Outage", "outage")
 	gmv := c.do("POST", "/api/v1/analytics/metrics", `{"name":"gmv","display_name":"GMV","group":"Sales","type":"order","config":{"order":{"order_field":"paid_amount","time_basis":"ordered_at"}}}`, tok)
 	if !gmv.ok() {
@@ -370,7 +370,7 @@ func TestSlowStore(t *testing.T) {
 	st := stack.Start(t, smallPool, func(c *app.Config) { c.Analytics.QueryTimeout = queryTimeout })
 	c := newClient(st.BaseURL)
 	tok, _ := login(t, c, "admin", stack.AdminPassword)
-	tenant := demoTenant(t, st)
+	tenant := stack.DemoTenant(t, st.DB)
 	shop := addShop(t, st, tenant, "Slow", "slow")
 	if a := c.do("POST", "/api/v1/analytics/metrics", `{"name":"gmv","display_name":"GMV","group":"Sales","type":"order","config":{"order":{"order_field":"paid_amount","time_basis":"ordered_at"}}}`, tok); !a.ok() {
 		t.Fatalf("create metric: %s", a)

@@ -36,7 +36,7 @@ func TestSixtyFourGoodsCreates(t *testing.T) {
 	st := stack.Start(t)
 	c := newClient(st.BaseURL)
 	tok, _ := login(t, c, "admin", stack.AdminPassword)
-	tenant := demoTenant(t, st)
+	tenant := stack.DemoTenant(t, st.DB)
 	shop := addShop(t, st, tenant, "Sixty-four", "sixty-four")
 	as := burst(64, func(i int) answer {
 		return c.do("POST", "/basic/api/v1/basic/goods", fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Burst %d","item_no":"B-%d"}}`, shop, i, i), tok)
@@ -91,7 +91,7 @@ func TestGoodsBurstBothStores(t *testing.T) {
 			st := stack.Start(t, append(opts, smallPool)...)
 			c := newClient(st.BaseURL)
 			tok, _ := login(t, c, "admin", stack.AdminPassword)
-			tenant := demoTenant(t, st)
+			tenant := stack.DemoTenant(t, st.DB)
 			shop := addShop(t, st, tenant, "Burst "+store, "burst-"+store)
 
 			created := burst(6, func(i int) answer {

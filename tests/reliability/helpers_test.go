@@ -306,25 +306,10 @@ func jti(token string) string {
 	return gjson.GetBytes(b, "jti").String()
 }
 
-// demoTenant is the id of tenant demo.
-func demoTenant(t *testing.T, st *stack.Stack) int64 {
-	t.Helper()
-	var id int64
-	if err := st.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 // addShop inserts a shop (shops come from platform authorization, which has no endpoint).
 func addShop(t *testing.T, st *stack.Stack, tenant int64, name, platformShopID string) int64 {
 	t.Helper()
-	var id int64
-	if err := st.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, $2, 'tmall', $3, 'active') RETURNING id`, tenant, name, platformShopID).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return stack.AddShop(t, st.DB, tenant, name, "tmall", platformShopID)
 }
 
 // addAdmins creates administrators of tenant demo with the demo admin's password.

@@ -120,6 +120,20 @@ func TestCollectedConcurrentInsertsStoreOnce(t *testing.T) {
 	})
 }
 
+// freshCollector is the collected-values writer of a fresh store of dialect, its table made.
+func freshCollector(b *testing.B, dialect string) warehouse.Collector {
+	b.Helper()
+	db := warehousetest.Postgres
+	if dialect == warehouse.DialectClickHouse {
+		db = warehousetest.ClickHouse
+	}
+	w := db(b).Store.Collector()
+	if err := w.EnsureCollected(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return w
+}
+
 // BenchmarkInsertCollected measures ingestion of collected values: each iteration stores one
 // batch of new values (items/s reported). 500 is the API's batch bound (one SyncMetrics
 // call); 5000 and 50000 are what bulk writers send (ClickHouse wants large batches).
@@ -127,17 +141,8 @@ func BenchmarkInsertCollected(b *testing.B) {
 	for _, dialect := range []string{"postgres", "clickhouse"} {
 		for _, size := range []int{500, 5000, 50000} {
 			b.Run(fmt.Sprintf("%s/batch=%d", dialect, size), func(b *testing.B) {
-				var db *warehousetest.DB
-				if dialect == "postgres" {
-					db = warehousetest.Postgres(b)
-				} else {
-					db = warehousetest.ClickHouse(b)
-				}
 				ctx := context.Background()
-				w := db.Store.Collector()
-				if err := w.EnsureCollected(ctx); err != nil {
-					b.Fatal(err)
-				}
+				w := freshCollector(b, dialect)
 				base := collected(1, 1, size, "search")
 				b.ResetTimer()
 				for i := range b.N {
@@ -161,17 +166,8 @@ func BenchmarkInsertCollected(b *testing.B) {
 func BenchmarkInsertCollectedConcurrent(b *testing.B) {
 	for _, dialect := range []string{"postgres", "clickhouse"} {
 		b.Run(dialect, func(b *testing.B) {
-			var db *warehousetest.DB
-			if dialect == "postgres" {
-				db = warehousetest.Postgres(b)
-			} else {
-				db = warehousetest.ClickHouse(b)
-			}
 			ctx := context.Background()
-			w := db.Store.Collector()
-			if err := w.EnsureCollected(ctx); err != nil {
-				b.Fatal(err)
-			}
+			w := freshCollector(b, dialect)
 			const size = 500
 			base := collected(1, 1, size, "search")
 			var next atomic.Int64

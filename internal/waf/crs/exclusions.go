@@ -2,6 +2,7 @@ package crs
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -108,17 +109,18 @@ func level1OnlyOf(files *protoregistry.Files) level1Only {
 		}
 		return true
 	})
-	of := func(k commonv1.TextKind) map[string]bool {
-		out := map[string]bool{}
+	of := func(k commonv1.TextKind) []string {
+		var out []string
 		for name, kind := range whole {
 			if kind == k {
-				out[name] = true
+				out = append(out, name)
 			}
 		}
+		slices.Sort(out)
 		return out
 	}
-	return level1Only{values: sortedKeys(values), names: sortedKeys(names),
-		sql: sortedKeys(of(commonv1.TextKind_TEXT_KIND_SQL)), credentials: sortedKeys(of(commonv1.TextKind_TEXT_KIND_CREDENTIAL))}
+	return level1Only{values: slices.Sorted(maps.Keys(values)), names: slices.Sorted(maps.Keys(names)),
+		sql: of(commonv1.TextKind_TEXT_KIND_SQL), credentials: of(commonv1.TextKind_TEXT_KIND_CREDENTIAL)}
 }
 
 // jsonArgs adds the marked fields of a JSON body message, at path (segments of a regular
@@ -216,12 +218,3 @@ func pathVariables(b *annotations.HttpRule) map[string]bool {
 }
 
 var templateVariable = regexp.MustCompile(`\{([^}=]+)`)
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}

@@ -37,6 +37,13 @@ func memoWAF(t *testing.T) (*WAF, http.Handler) {
 	return m, wafHandler(m, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }), nil)
 }
 
+// serve is the status h answers r with.
+func serve(h http.Handler, r *http.Request) int {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code
+}
+
 // Which rules the memo may vouch for: single rules on the request line and headers, none
 // a runtime control can reach.
 func TestRuleMemoRules(t *testing.T) {
@@ -173,13 +180,8 @@ func TestRuleMemoSeesEveryChange(t *testing.T) {
 		r.Header.Set("Authorization", wafBenchJWT)
 		return r
 	}
-	serve := func(r *http.Request) int {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
 	for range 3 {
-		if c := serve(base()); c != 200 {
+		if c := serve(h, base()); c != 200 {
 			t.Fatalf("legitimate request: %d", c)
 		}
 	}
@@ -215,10 +217,10 @@ func TestRuleMemoSeesEveryChange(t *testing.T) {
 	for _, name := range names {
 		r := base()
 		attacks[name](r)
-		if c := serve(r); c != 403 {
+		if c := serve(h, r); c != 403 {
 			t.Errorf("%s: %d, want 403 (the memo vouched for a changed input)", name, c)
 		}
-		if c := serve(base()); c != 200 { // and the clean request still passes
+		if c := serve(h, base()); c != 200 { // and the clean request still passes
 			t.Fatalf("after %s, the legitimate request: %d", name, c)
 		}
 	}
@@ -281,11 +283,6 @@ func TestRuleMemoPerValue(t *testing.T) {
 		r.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64)")
 		return r
 	}
-	serve := func(r *http.Request) int {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
 	removed := func(r *http.Request) []int {
 		body, _ := io.ReadAll(r.Body)
 		in := new(requestBytes)
@@ -298,7 +295,7 @@ func TestRuleMemoPerValue(t *testing.T) {
 	}
 	before := removed(login("admin", "username"))
 	for range 2 {
-		if c := serve(login("admin", "username")); c != 200 {
+		if c := serve(h, login("admin", "username")); c != 200 {
 			t.Fatalf("login: %d", c)
 		}
 	}
@@ -318,10 +315,10 @@ func TestRuleMemoPerValue(t *testing.T) {
 		{"; cat /etc/passwd", "username"},
 		{"admin", "username<script>alert(1)</script>"},
 	} {
-		if code := serve(login(c.value, c.field)); code != 403 {
+		if code := serve(h, login(c.value, c.field)); code != 403 {
 			t.Errorf("%s=%q: %d, want 403", c.field, c.value, code)
 		}
-		if code := serve(login("admin", "username")); code != 200 {
+		if code := serve(h, login("admin", "username")); code != 200 {
 			t.Fatalf("the clean login after %q: %d", c.value, code)
 		}
 	}

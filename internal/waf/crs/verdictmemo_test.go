@@ -20,21 +20,16 @@ func TestVerdictMemo(t *testing.T) {
 		r.Header.Set("Authorization", wafBenchJWT)
 		return r
 	}
-	serve := func(r *http.Request) int {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
-	if c := serve(base()); c != 200 {
+	if c := serve(h, base()); c != 200 {
 		t.Fatalf("legitimate request: %d", c)
 	}
 	hits := m.verdicts.hits.Load()
-	if c := serve(base()); c != 200 || m.verdicts.hits.Load() != hits+1 {
+	if c := serve(h, base()); c != 200 || m.verdicts.hits.Load() != hits+1 {
 		t.Fatalf("the same request again: status %d, memo hits %d -> %d (want one more)", c, hits, m.verdicts.hits.Load())
 	}
 	another := base()
 	another.RemoteAddr = "192.0.2.7:40001" // another connection of the same client
-	if c := serve(another); c != 200 || m.verdicts.hits.Load() != hits+2 {
+	if c := serve(h, another); c != 200 || m.verdicts.hits.Load() != hits+2 {
 		t.Fatalf("the same request on another port: status %d, hits %d (the port is not an input)", c, m.verdicts.hits.Load())
 	}
 	changes := map[string]struct {
@@ -61,7 +56,7 @@ func TestVerdictMemo(t *testing.T) {
 			r := base()
 			c.change(r)
 			before := m.verdicts.hits.Load()
-			got := serve(r)
+			got := serve(h, r)
 			if got != c.status {
 				t.Errorf("%s (pass %d): status %d, want %d", name, i+1, got, c.status)
 			}

@@ -47,6 +47,28 @@ type ToolEnv struct {
 	Emitter *Emitter
 }
 
+// Caller is the request of the signed-in caller the tool answers, or ErrNoIdentity: every
+// tool works in the caller's tenant.
+func (env *ToolEnv) Caller() (*Request, error) {
+	if env == nil || env.Request == nil || env.Request.Identity == nil {
+		return nil, ErrNoIdentity
+	}
+	return env.Request, nil
+}
+
+// DecodeCall is the start of a tool's Call: the caller's request (env.Caller), then the
+// call's arguments decoded into args.
+func DecodeCall(env *ToolEnv, raw json.RawMessage, args any) (*Request, error) {
+	req, err := env.Caller()
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, args); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
 // ToolResult is a tool's answer: Text, or else JSON marshalled into the content the model
 // reads. Data and Visualization stay in the process.
 type ToolResult struct {

@@ -82,10 +82,7 @@ func (t *executeSQL) Call(ctx context.Context, env *ToolEnv, raw json.RawMessage
 		SQL     string `json:"sql"`
 		MaxRows int32  `json:"max_rows"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, err
-	}
-	if _, err := tenantOf(env); err != nil {
+	if _, err := DecodeCall(env, raw, &args); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(args.SQL) == "" {

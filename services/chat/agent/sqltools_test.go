@@ -33,13 +33,7 @@ func sqlCall(id, sql string, maxRows int) llm.ToolCall {
 func TestExecuteSQLToolAgainstTheSandbox(t *testing.T) {
 	s := stack.StartServices(t, "analysis")
 	ctx := context.Background()
-	var demo, acme int64
-	if err := s.DB.Pool.QueryRow(ctx, "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&demo); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ('acme', 'Acme') RETURNING id").Scan(&acme); err != nil {
-		t.Fatal(err)
-	}
+	demo, acme := stack.DemoTenant(t, s.DB), stack.AddTenant(t, s.DB, "acme")
 	store, err := warehouse.Open(ctx, "", s.DB.Pool, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -41,13 +41,6 @@ func Tools(analytics Analytics, index *MetricIndex, now func() time.Time) []Tool
 	}
 }
 
-func tenantOf(env *ToolEnv) (int64, error) {
-	if env == nil || env.Request == nil || env.Request.Identity == nil {
-		return 0, ErrNoIdentity
-	}
-	return env.Request.Identity.TenantID, nil
-}
-
 // --- search_indicators ---------------------------------------------------------------
 
 type searchIndicators struct {
@@ -86,13 +79,11 @@ func (t *searchIndicators) Call(ctx context.Context, env *ToolEnv, raw json.RawM
 		Query string `json:"query"`
 		TopK  int    `json:"top_k"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, err
-	}
-	tenant, err := tenantOf(env)
+	req, err := DecodeCall(env, raw, &args)
 	if err != nil {
 		return nil, err
 	}
+	tenant := req.Identity.TenantID
 	if strings.TrimSpace(args.Query) == "" {
 		return nil, errors.New("query is empty")
 	}
@@ -139,7 +130,7 @@ var SQLRules = []string{
 }
 
 func (t *getDatabaseInfo) Call(ctx context.Context, env *ToolEnv, _ json.RawMessage) (*ToolResult, error) {
-	if _, err := tenantOf(env); err != nil {
+	if _, err := env.Caller(); err != nil {
 		return nil, err
 	}
 	cat, err := t.analytics.GetCatalog(ctx, &analysisv1.GetCatalogRequest{})
@@ -414,11 +405,8 @@ func BuildPreview(a QueryArgs, p period.Period) (*analysisv1.PreviewQueryRequest
 }
 
 func (t *queryMetrics) Call(ctx context.Context, env *ToolEnv, raw json.RawMessage) (*ToolResult, error) {
-	if _, err := tenantOf(env); err != nil {
-		return nil, err
-	}
 	var a QueryArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
+	if _, err := DecodeCall(env, raw, &a); err != nil {
 		return nil, err
 	}
 	for i := range a.Metrics {

@@ -57,13 +57,6 @@ func Tools(store *Store, goods Goods, now func() time.Time) []agent.Tool {
 	return []agent.Tool{&createPlan{store: store, goods: goods, now: now}, &strategy{store: store}}
 }
 
-func caller(env *agent.ToolEnv) (*agent.Request, error) {
-	if env == nil || env.Request == nil || env.Request.Identity == nil {
-		return nil, agent.ErrNoIdentity
-	}
-	return env.Request, nil
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func parseDay(field, s string) (time.Time, error) {
@@ -133,10 +126,6 @@ func (t *createPlan) Parameters() *agent.Schema {
 }
 
 func (t *createPlan) Call(ctx context.Context, env *agent.ToolEnv, raw json.RawMessage) (*agent.ToolResult, error) {
-	req, err := caller(env)
-	if err != nil {
-		return nil, err
-	}
 	var a struct {
 		AnalysisResult string   `json:"analysis_result"`
 		ProductID      int64    `json:"product_id"`
@@ -149,7 +138,8 @@ func (t *createPlan) Call(ctx context.Context, env *agent.ToolEnv, raw json.RawM
 		EndDate        string   `json:"end_date"`
 		Metrics        []string `json:"metrics"`
 	}
-	if err := json.Unmarshal(raw, &a); err != nil {
+	req, err := agent.DecodeCall(env, raw, &a)
+	if err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(a.AnalysisResult) == "" {
@@ -210,15 +200,12 @@ func (t *strategy) Parameters() *agent.Schema {
 }
 
 func (t *strategy) Call(ctx context.Context, env *agent.ToolEnv, raw json.RawMessage) (*agent.ToolResult, error) {
-	req, err := caller(env)
-	if err != nil {
-		return nil, err
-	}
 	var a struct {
 		TemplateID   int64           `json:"template_id"`
 		StrategyInfo json.RawMessage `json:"strategy_info"`
 	}
-	if err := json.Unmarshal(raw, &a); err != nil {
+	req, err := agent.DecodeCall(env, raw, &a)
+	if err != nil {
 		return nil, err
 	}
 	var info map[string]any

@@ -28,17 +28,13 @@ type envelope = testutil.Envelope
 
 func call(t *testing.T, s *stack.Stack, token, method, path, body string) envelope {
 	t.Helper()
-	r := s.Do(t, method, path, body, stack.Bearer(token)...)
-	return testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
+	_, env := (&stack.User{Stack: s, Token: token}).Call(t, method, path, body)
+	return env
 }
 
 func want(t *testing.T, s *stack.Stack, token, method, path, body string, code int, contains string) envelope {
 	t.Helper()
-	env := call(t, s, token, method, path, body)
-	if env.Code != code || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s %s: want %d containing %q, got %d %s %s", method, path, body, code, contains, env.Code, env.Message, env.Data)
-	}
-	return env
+	return (&stack.User{Stack: s, Token: token}).Expect(t, method, path, body, code, contains)
 }
 
 func createMetric(t *testing.T, s *stack.Stack, token, body string) int64 {
@@ -275,19 +271,7 @@ func sameRows(t *testing.T, name string, got, wantRows map[string][]float64) {
 func TestPreviewMatchesHandWrittenSQL(t *testing.T) {
 	for _, store := range []string{"postgres", "clickhouse"} {
 		t.Run(store, func(t *testing.T) {
-			var db *warehousetest.DB
-			var s *stack.Stack
-			if store == "clickhouse" {
-				db = warehousetest.ClickHouse(t)
-				s = stack.Start(t, func(c *app.Config) { c.Analytics.URL = db.URL })
-			} else {
-				s = stack.Start(t)
-				pg, err := warehouse.Open(context.Background(), "", s.DB.Pool, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				db = &warehousetest.DB{Store: pg}
-			}
+			s, db := stack.StartAnalytics(t, store)
 			demo := tenantID(t, s, "demo")
 			loadOrders(t, db.Store.Writer(), demo, 3000, 11)
 			tok := s.Admin(t).Access
@@ -379,16 +363,7 @@ func TestPreviewMatchesHandWrittenSQL(t *testing.T) {
 // secondTenant creates tenant acme with an administrator and signs in.
 func secondTenant(t *testing.T, s *stack.Stack) (int64, string) {
 	t.Helper()
-	ctx := context.Background()
-	var tid int64
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ('acme', 'Acme') RETURNING id").Scan(&tid); err != nil {
-		t.Fatal(err)
-	}
-	// The demo admin's hash, so the password is known.
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, tid); err != nil {
-		t.Fatal(err)
-	}
+	tid := stack.AddTenant(t, s.DB, "acme")
 	return tid, s.Login(t, "acme", "admin", stack.AdminPassword).Access
 }
 

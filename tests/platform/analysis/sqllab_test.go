@@ -1,16 +1,12 @@
 package analysis
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/shopmind/shopmind/internal/analytics/warehouse"
-	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
-	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
@@ -42,19 +38,7 @@ func executeSQL(t *testing.T, s *stack.Stack, tok, sql string, maxRows int) (sql
 func TestSQLLabThroughTheGateway(t *testing.T) {
 	for _, store := range []string{"postgres", "clickhouse"} {
 		t.Run(store, func(t *testing.T) {
-			var db *warehousetest.DB
-			var s *stack.Stack
-			if store == "clickhouse" {
-				db = warehousetest.ClickHouse(t)
-				s = stack.Start(t, func(c *app.Config) { c.Analytics.URL = db.URL })
-			} else {
-				s = stack.Start(t)
-				pg, err := warehouse.Open(context.Background(), "", s.DB.Pool, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				db = &warehousetest.DB{Store: pg}
-			}
+			s, db := stack.StartAnalytics(t, store)
 			demo := tenantID(t, s, "demo")
 			acme, acmeTok := secondTenant(t, s)
 			loadOrders(t, db.Store.Writer(), demo, 300, 1)

@@ -64,21 +64,21 @@ func loadBenchGoods(b testing.TB, d *tenant) (shops, cats, staff []int64) {
 		}
 		price := float64(rng.IntN(99_900)+100) / 100
 		created := base.Add(time.Duration(rng.IntN(700*24*3600)) * time.Second)
-		rows = append(rows, []any{d.id, shops[rng.IntN(len(shops))], fmt.Sprintf("pg-%07d", i),
+		rows = append(rows, []any{d.Tenant, shops[rng.IntN(len(shops))], fmt.Sprintf("pg-%07d", i),
 			fmt.Sprintf("%s %s %s %d", benchAdjectives[rng.IntN(len(benchAdjectives))], benchNouns[rng.IntN(len(benchNouns))],
 				benchAdjectives[rng.IntN(len(benchAdjectives))], i),
 			fmt.Sprintf("IT-%07d", i), cat, st, rng.IntN(20) == 0, status, price, float64(int(price*40)) / 100,
 			rng.IntN(1000), created, created.Add(time.Duration(rng.IntN(90*24*3600)) * time.Second)})
 	}
 	ctx := context.Background()
-	if _, err := d.s.DB.Pool.CopyFrom(ctx, pgx.Identifier{"basic", "goods"}, []string{"tenant_id", "shop_id", "platform_goods_id", "name",
+	if _, err := d.DB.Pool.CopyFrom(ctx, pgx.Identifier{"basic", "goods"}, []string{"tenant_id", "shop_id", "platform_goods_id", "name",
 		"item_no", "category_id", "staff_id", "is_virtual", "status", "price", "cost", "display_order", "created_at", "updated_at"},
 		pgx.CopyFromRows(rows)); err != nil {
 		b.Fatal(err)
 	}
 	// The benchmark measures the listing, not the push of 100,000 rows to the store.
 	for _, sql := range []string{"DELETE FROM basic.warehouse_outbox", "VACUUM (ANALYZE) basic.goods"} {
-		if _, err := d.s.DB.Pool.Exec(ctx, sql); err != nil {
+		if _, err := d.DB.Pool.Exec(ctx, sql); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -124,10 +124,10 @@ func BenchmarkGoodsList(b *testing.B) {
 		}},
 	}
 	b.Run("mixed", func(b *testing.B) {
-		measure(b, s, d.tok, func() benchRequest { return kinds[rng.IntN(len(kinds))].next() })
+		measure(b, s, d.Token, func() benchRequest { return kinds[rng.IntN(len(kinds))].next() })
 	})
 	for _, k := range kinds {
-		b.Run(k.name, func(b *testing.B) { measure(b, s, d.tok, k.next) })
+		b.Run(k.name, func(b *testing.B) { measure(b, s, d.Token, k.next) })
 	}
 }
 
@@ -139,7 +139,7 @@ func BenchmarkGatewayFloor(b *testing.B) {
 	for i := range 10 {
 		d.addShop(b, fmt.Sprintf("Shop %d", i), "tmall", fmt.Sprintf("p-%d", i), "active")
 	}
-	measure(b, s, d.tok, func() benchRequest { return benchRequest{"GET", "/basic/api/v1/basic/shops?sort=name,asc", ""} })
+	measure(b, s, d.Token, func() benchRequest { return benchRequest{"GET", "/basic/api/v1/basic/shops?sort=name,asc", ""} })
 }
 
 type benchRequest struct{ method, path, body string }

@@ -33,10 +33,10 @@ func TestDemoDataAgrees(t *testing.T) {
 	if shops.Total != 5 || cats.Total != 30 || total != 500 || shops.Items[0].Status != "active" {
 		t.Fatalf("imported: %d shops (%+v), %d categories, %d goods", shops.Total, shops.Items, cats.Total, total)
 	}
-	if n := countRows(t, s, "SELECT count(*) FROM analytics.basic_shops WHERE i_tenant_id = $1 AND status = 'active'", d.id); n != 5 {
+	if n := countRows(t, s, "SELECT count(*) FROM analytics.basic_shops WHERE i_tenant_id = $1 AND status = 'active'", d.Tenant); n != 5 {
 		t.Fatalf("the store's shops do not agree: %d active", n)
 	}
-	stored := countRows(t, s, "SELECT count(*) FROM analytics.basic_orders WHERE i_tenant_id = $1", d.id)
+	stored := countRows(t, s, "SELECT count(*) FROM analytics.basic_orders WHERE i_tenant_id = $1", d.Tenant)
 	var orders pageOf[order]
 	d.get(t, "/basic/api/v1/basic/orders?page_size=20", &orders)
 	if int(orders.Total) != stored || stored == 0 {

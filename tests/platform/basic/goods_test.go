@@ -36,7 +36,7 @@ func TestGoodsCreateGetUpdate(t *testing.T) {
 		t.Fatalf("defaults: %+v", g2)
 	}
 	// The analytical store has them at once.
-	if name, c, st, status, cost, ok := warehouseGoods(t, s, d.id, g.ID); !ok || name != "Linen Dress" || c != cat || st != staff || status != "on_sale" || cost != 80.12 {
+	if name, c, st, status, cost, ok := warehouseGoods(t, s, d.Tenant, g.ID); !ok || name != "Linen Dress" || c != cat || st != staff || status != "on_sale" || cost != 80.12 {
 		t.Fatalf("warehouse row: %v %v %v %v %v %v", name, c, st, status, cost, ok)
 	}
 
@@ -59,10 +59,10 @@ func TestGoodsCreateGetUpdate(t *testing.T) {
 		{fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"x","category_id":%d}}`, shop, acmeCat), "no category"},
 		{fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"x","staff_id":%d}}`, shop, acmeStaff), "no user"},
 	} {
-		d.want(t, "POST", "/api/v1/basic/goods", c.body, 400, c.contains)
+		d.Expect(t, "POST", "/api/v1/basic/goods", c.body, 400, c.contains)
 	}
 	// An item number is unique among the live goods of a shop.
-	d.want(t, "POST", "/api/v1/basic/goods", fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"x","item_no":"LD-1"}}`, shop), 409, "already used by goods")
+	d.Expect(t, "POST", "/api/v1/basic/goods", fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"x","item_no":"LD-1"}}`, shop), 409, "already used by goods")
 	d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"x","item_no":"LD-1"}}`, otherShop))
 
 	// get and detail; unknown and another tenant's: 404.
@@ -70,13 +70,13 @@ func TestGoodsCreateGetUpdate(t *testing.T) {
 	if got.Name != "Linen Dress" || got.Skus == nil {
 		t.Fatalf("detail: %+v", got)
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/get", fmt.Sprintf(`{"id":%d}`, g.ID), 0, `"Linen Dress"`)
-	d.want(t, "POST", "/api/v1/basic/goods/get", `{"id":0}`, 400, "id")
-	d.want(t, "POST", "/api/v1/basic/goods/get", `{}`, 400, "id")
-	d.want(t, "POST", "/api/v1/basic/goods/detail", `{"id":-3}`, 400, "id")
-	d.want(t, "POST", "/api/v1/basic/goods/get", `{"id":987654}`, 404, "not found")
-	acme.want(t, "POST", "/api/v1/basic/goods/get", fmt.Sprintf(`{"id":%d}`, g.ID), 404, "not found")
-	acme.want(t, "POST", "/api/v1/basic/goods/detail", fmt.Sprintf(`{"id":%d}`, g.ID), 404, "not found")
+	d.Expect(t, "POST", "/api/v1/basic/goods/get", fmt.Sprintf(`{"id":%d}`, g.ID), 0, `"Linen Dress"`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/get", `{"id":0}`, 400, "id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/get", `{}`, 400, "id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/detail", `{"id":-3}`, 400, "id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/get", `{"id":987654}`, 404, "not found")
+	acme.Expect(t, "POST", "/api/v1/basic/goods/get", fmt.Sprintf(`{"id":%d}`, g.ID), 404, "not found")
+	acme.Expect(t, "POST", "/api/v1/basic/goods/detail", fmt.Sprintf(`{"id":%d}`, g.ID), 404, "not found")
 
 	// update changes only the masked fields.
 	var upd struct {
@@ -86,7 +86,7 @@ func TestGoodsCreateGetUpdate(t *testing.T) {
 	if upd.Goods.Name != "Linen Dress 2" || upd.Goods.Cost != 55.5 || upd.Goods.Price != 199.9 {
 		t.Fatalf("update: %+v", upd.Goods)
 	}
-	if name, _, _, _, cost, _ := warehouseGoods(t, s, d.id, g.ID); name != "Linen Dress 2" || cost != 55.5 {
+	if name, _, _, _, cost, _ := warehouseGoods(t, s, d.Tenant, g.ID); name != "Linen Dress 2" || cost != 55.5 {
 		t.Fatalf("warehouse after update: %s %v", name, cost)
 	}
 	d.post(t, "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"category_id":0,"staff_id":0,"status":"off_sale","item_no":"LD-9","image_url":"","display_order":7,"is_virtual":true,"price":0},
@@ -112,19 +112,19 @@ func TestGoodsCreateGetUpdate(t *testing.T) {
 		{`{"id":0,"goods":{"name":"x"},"update_mask":"name"}`, 400, "id"},
 		{`{"id":987654,"goods":{"name":"x"},"update_mask":"name"}`, 404, "not found"},
 	} {
-		d.want(t, "POST", "/api/v1/basic/goods/update", c.body, c.code, c.contains)
+		d.Expect(t, "POST", "/api/v1/basic/goods/update", c.body, c.code, c.contains)
 	}
-	acme.want(t, "POST", "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"name":"hijack"},"update_mask":"name"}`, g.ID), 404, "not found")
+	acme.Expect(t, "POST", "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"name":"hijack"},"update_mask":"name"}`, g.ID), 404, "not found")
 	if d.getGoods(t, g.ID).Name != "Linen Dress 2" {
 		t.Fatal("another tenant changed the goods")
 	}
 	// A deleted goods cannot be updated (422), but can still be read.
-	d.want(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, g2.ID), 0, `"deleted":1`)
-	d.want(t, "POST", "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"name":"x"},"update_mask":"name"}`, g2.ID), 422, "deleted")
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, g2.ID), 0, `"deleted":1`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"name":"x"},"update_mask":"name"}`, g2.ID), 422, "deleted")
 	if d.getGoods(t, g2.ID).Status != "deleted" {
 		t.Fatal("deleted goods not readable with status deleted")
 	}
-	if _, _, _, status, _, _ := warehouseGoods(t, s, d.id, g2.ID); status != "deleted" {
+	if _, _, _, status, _, _ := warehouseGoods(t, s, d.Tenant, g2.ID); status != "deleted" {
 		t.Fatalf("warehouse status after delete: %s", status)
 	}
 }
@@ -150,13 +150,13 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 	other := d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Outlet item","status":"on_sale"}}`, shop2))
 
 	// batch: the masked fields of up to 100 goods; another tenant's ids are not touched.
-	d.want(t, "POST", "/api/v1/basic/goods/batch", fmt.Sprintf(`{"ids":[%d,%d,%d],"goods":{"category_id":%d,"staff_id":%d,"cost":12.5,"name":"ignored"},"update_mask":"categoryId,staffId,cost"}`,
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch", fmt.Sprintf(`{"ids":[%d,%d,%d],"goods":{"category_id":%d,"staff_id":%d,"cost":12.5,"name":"ignored"},"update_mask":"categoryId,staffId,cost"}`,
 		gs[0].ID, gs[1].ID, acmeGoods.ID, cat, staff), 0, `"updated":2`)
 	g0 := d.getGoods(t, gs[0].ID)
 	if g0.CategoryID != id(cat) || g0.StaffID != id(staff) || g0.StaffName != "han.mei" || g0.Cost != 12.5 || g0.Name != "Item 0" {
 		t.Fatalf("batch: %+v", g0)
 	}
-	if _, c, st, _, cost, _ := warehouseGoods(t, s, d.id, gs[1].ID); c != cat || st != staff || cost != 12.5 {
+	if _, c, st, _, cost, _ := warehouseGoods(t, s, d.Tenant, gs[1].ID); c != cat || st != staff || cost != 12.5 {
 		t.Fatalf("batch not in the warehouse: %d %d %v", c, st, cost)
 	}
 	if acme.getGoods(t, acmeGoods.ID).CategoryID != 0 {
@@ -173,17 +173,17 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 		{fmt.Sprintf(`{"ids":[%d],"goods":{"status":"deleted"},"update_mask":"status"}`, gs[0].ID), "on_sale or off_sale"},
 		{fmt.Sprintf(`{"ids":[%d],"goods":{"category_id":%d},"update_mask":"categoryId"}`, gs[0].ID, acmeCat), "no category"},
 	} {
-		d.want(t, "POST", "/api/v1/basic/goods/batch", c.body, 400, c.contains)
+		d.Expect(t, "POST", "/api/v1/basic/goods/batch", c.body, 400, c.contains)
 	}
 
 	// set_virtual.
-	d.want(t, "POST", "/api/v1/basic/goods/set_virtual", fmt.Sprintf(`{"ids":[%d,%d,%d,987654],"is_virtual":true}`, gs[2].ID, gs[3].ID, acmeGoods.ID), 0, `"updated":2`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/set_virtual", fmt.Sprintf(`{"ids":[%d,%d,%d,987654],"is_virtual":true}`, gs[2].ID, gs[3].ID, acmeGoods.ID), 0, `"updated":2`)
 	if !d.getGoods(t, gs[2].ID).IsVirtual || acme.getGoods(t, acmeGoods.ID).IsVirtual {
 		t.Fatal("set_virtual")
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/set_virtual", fmt.Sprintf(`{"ids":[%d],"is_virtual":false}`, gs[2].ID), 0, `"updated":1`)
-	d.want(t, "POST", "/api/v1/basic/goods/set_virtual", fmt.Sprintf(`{"ids":%s,"is_virtual":true}`, ids(seq(1, 101)...)), 400, "ids")
-	d.want(t, "POST", "/api/v1/basic/goods/set_virtual", `{"is_virtual":true}`, 400, "ids")
+	d.Expect(t, "POST", "/api/v1/basic/goods/set_virtual", fmt.Sprintf(`{"ids":[%d],"is_virtual":false}`, gs[2].ID), 0, `"updated":1`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/set_virtual", fmt.Sprintf(`{"ids":%s,"is_virtual":true}`, ids(seq(1, 101)...)), 400, "ids")
+	d.Expect(t, "POST", "/api/v1/basic/goods/set_virtual", `{"is_virtual":true}`, 400, "ids")
 
 	// display: the shop's on-sale goods by display_order then id.
 	var disp pageOf[goods]
@@ -199,24 +199,24 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 			t.Fatalf("display order: %+v", all.Items)
 		}
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/display", `{"shop_id":0}`, 400, "shop_id")
-	d.want(t, "POST", "/api/v1/basic/goods/display", fmt.Sprintf(`{"shop_id":%d,"page_size":101}`, shop), 400, "page_size")
-	d.want(t, "POST", "/api/v1/basic/goods/display", fmt.Sprintf(`{"shop_id":%d}`, acmeShop), 404, "not found")
+	d.Expect(t, "POST", "/api/v1/basic/goods/display", `{"shop_id":0}`, 400, "shop_id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/display", fmt.Sprintf(`{"shop_id":%d,"page_size":101}`, shop), 400, "page_size")
+	d.Expect(t, "POST", "/api/v1/basic/goods/display", fmt.Sprintf(`{"shop_id":%d}`, acmeShop), 404, "not found")
 
 	// batch-by-shop: staff and/or category of every live goods of the shop.
-	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"staff_id":%d}`, shop, staff), 0, `"updated":5`)
-	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"category_id":%d,"staff_id":0}`, shop2, cat), 0, `"updated":1`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"staff_id":%d}`, shop, staff), 0, `"updated":5`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"category_id":%d,"staff_id":0}`, shop2, cat), 0, `"updated":1`)
 	if o := d.getGoods(t, other.ID); o.CategoryID != id(cat) || o.StaffID != 0 {
 		t.Fatalf("batch-by-shop: %+v", o)
 	}
-	if _, _, st, _, _, _ := warehouseGoods(t, s, d.id, gs[4].ID); st != staff {
+	if _, _, st, _, _, _ := warehouseGoods(t, s, d.Tenant, gs[4].ID); st != staff {
 		t.Fatalf("batch-by-shop not in the warehouse: %d", st)
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d}`, shop), 400, "staff_id or category_id is required")
-	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", `{"staff_id":1}`, 400, "shop_id")
-	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"staff_id":-1}`, shop), 400, "staff_id")
-	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"staff_id":1}`, acmeShop), 404, "not found")
-	d.want(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"category_id":%d}`, shop, acmeCat), 400, "no category")
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d}`, shop), 400, "staff_id or category_id is required")
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch-by-shop", `{"staff_id":1}`, 400, "shop_id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"staff_id":-1}`, shop), 400, "staff_id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"staff_id":1}`, acmeShop), 404, "not found")
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch-by-shop", fmt.Sprintf(`{"shop_id":%d,"category_id":%d}`, shop, acmeCat), 400, "no category")
 
 	// import: validated first; any faulty row is reported and nothing is stored.
 	before1 := d.getGoods(t, gs[1].ID).ItemNo
@@ -257,10 +257,10 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 		t.Fatal("clean import not stored")
 	}
 	// A malformed row rejects the whole request, nothing stored.
-	d.want(t, "POST", "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[{"goods_id":%d,"item_no":"NEW"},{"goods_id":%d,"item_no":""}]}`, gs[3].ID, gs[4].ID), 400, "rows[1].item_no")
-	d.want(t, "POST", "/api/v1/basic/goods/import", `{"rows":[{"goods_id":0,"item_no":"x"}]}`, 400, "rows[0].goods_id")
-	d.want(t, "POST", "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[{"goods_id":%d,"item_no":"%s"}]}`, gs[3].ID, strings.Repeat("x", 65)), 400, "item_no")
-	d.want(t, "POST", "/api/v1/basic/goods/import", `{"rows":[]}`, 400, "rows")
+	d.Expect(t, "POST", "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[{"goods_id":%d,"item_no":"NEW"},{"goods_id":%d,"item_no":""}]}`, gs[3].ID, gs[4].ID), 400, "rows[1].item_no")
+	d.Expect(t, "POST", "/api/v1/basic/goods/import", `{"rows":[{"goods_id":0,"item_no":"x"}]}`, 400, "rows[0].goods_id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[{"goods_id":%d,"item_no":"%s"}]}`, gs[3].ID, strings.Repeat("x", 65)), 400, "item_no")
+	d.Expect(t, "POST", "/api/v1/basic/goods/import", `{"rows":[]}`, 400, "rows")
 	if d.getGoods(t, gs[3].ID).ItemNo != "" {
 		t.Fatal("a rejected import stored rows")
 	}
@@ -268,7 +268,7 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 	for i := range rows {
 		rows[i] = fmt.Sprintf(`{"goods_id":%d,"item_no":"R%d"}`, i+1, i)
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/import", `{"rows":[`+strings.Join(rows, ",")+`]}`, 400, "rows")
+	d.Expect(t, "POST", "/api/v1/basic/goods/import", `{"rows":[`+strings.Join(rows, ",")+`]}`, 400, "rows")
 	var big struct {
 		Imported int               `json:"imported"`
 		Errors   []json.RawMessage `json:"errors"`
@@ -279,12 +279,12 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 	}
 
 	// delete: soft, counts only live goods of the tenant.
-	d.want(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d,%d,%d,987654]}`, gs[0].ID, gs[1].ID, acmeGoods.ID), 0, `"deleted":2`)
-	d.want(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, gs[0].ID), 0, `"deleted":0`)
-	acme.want(t, "POST", "/api/v1/basic/goods/get", fmt.Sprintf(`{"id":%d}`, acmeGoods.ID), 0, `"status":"off_sale"`)
-	d.want(t, "POST", "/api/v1/basic/goods/delete", `{"ids":[]}`, 400, "ids")
-	d.want(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":%s}`, ids(seq(1, 101)...)), 400, "ids")
-	d.want(t, "POST", "/api/v1/basic/goods/delete", `{}`, 400, "ids")
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d,%d,%d,987654]}`, gs[0].ID, gs[1].ID, acmeGoods.ID), 0, `"deleted":2`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, gs[0].ID), 0, `"deleted":0`)
+	acme.Expect(t, "POST", "/api/v1/basic/goods/get", fmt.Sprintf(`{"id":%d}`, acmeGoods.ID), 0, `"status":"off_sale"`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", `{"ids":[]}`, 400, "ids")
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":%s}`, ids(seq(1, 101)...)), 400, "ids")
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", `{}`, 400, "ids")
 	// Deleted goods leave the default listing and the display list; batch skips them.
 	var list pageOf[goods]
 	d.post(t, "/api/v1/basic/goods/list", fmt.Sprintf(`{"shop_id":%d}`, shop), &list)
@@ -295,5 +295,5 @@ func TestGoodsBatchEndpoints(t *testing.T) {
 	if list.Total != 2 {
 		t.Fatalf("deleted listing: %d", list.Total)
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/batch", fmt.Sprintf(`{"ids":[%d],"goods":{"cost":3},"update_mask":"cost"}`, gs[0].ID), 0, `"updated":0`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/batch", fmt.Sprintf(`{"ids":[%d],"goods":{"cost":3},"update_mask":"cost"}`, gs[0].ID), 0, `"updated":0`)
 }

@@ -15,65 +15,18 @@ import (
 type envelope = testutil.Envelope
 
 // tenant is a signed-in tenant of a running stack.
-type tenant struct {
-	s   *stack.Stack
-	id  int64
-	tok string
-}
+type tenant struct{ *stack.User }
 
-func demo(t testing.TB, s *stack.Stack) *tenant {
-	t.Helper()
-	var id int64
-	if err := s.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return &tenant{s: s, id: id, tok: s.Admin(t).Access}
-}
+func demo(t testing.TB, s *stack.Stack) *tenant { return &tenant{s.DemoAdmin(t)} }
 
-// addTenant creates a tenant with an administrator (the demo admin's password) and signs
-// in, as tests/platform/tenant/tenant_test.go does.
 func addTenant(t testing.TB, s *stack.Stack, code string) *tenant {
-	t.Helper()
-	ctx := context.Background()
-	var id int64
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ($1, $1) RETURNING id", code).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, id); err != nil {
-		t.Fatal(err)
-	}
-	return &tenant{s: s, id: id, tok: s.Login(t, code, "admin", stack.AdminPassword).Access}
-}
-
-func (tn *tenant) call(t testing.TB, method, path, body string) (int, envelope) {
-	t.Helper()
-	r := tn.s.Do(t, method, path, body, stack.Bearer(tn.tok)...)
-	return r.Status, testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
-}
-
-// want calls the gateway and checks the envelope code and that the message or data
-// contains a text.
-func (tn *tenant) want(t testing.TB, method, path, body string, code int, contains string) envelope {
-	t.Helper()
-	status, env := tn.call(t, method, path, body)
-	if env.Code != code || (code != 0 && status != code) || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s %s: want %d containing %q, got HTTP %d %d %s %s", method, path, trim(body), code, contains, status, env.Code, env.Message, trim(string(env.Data)))
-	}
-	return env
-}
-
-func trim(s string) string {
-	if len(s) > 600 {
-		return s[:600] + "..."
-	}
-	return s
+	return &tenant{s.NewTenant(t, code)}
 }
 
 // post is a goods-management call that must succeed; it decodes data into out.
 func (tn *tenant) post(t testing.TB, path, body string, out any) {
 	t.Helper()
-	env := tn.want(t, "POST", path, body, 0, "")
+	env := tn.Expect(t, "POST", path, body, 0, "")
 	if out != nil {
 		if err := json.Unmarshal(env.Data, out); err != nil {
 			t.Fatalf("%s: %v in %s", path, err, env.Data)
@@ -83,7 +36,7 @@ func (tn *tenant) post(t testing.TB, path, body string, out any) {
 
 func (tn *tenant) get(t testing.TB, path string, out any) {
 	t.Helper()
-	env := tn.want(t, "GET", path, "", 0, "")
+	env := tn.Expect(t, "GET", path, "", 0, "")
 	if err := json.Unmarshal(env.Data, out); err != nil {
 		t.Fatalf("%s: %v in %s", path, err, env.Data)
 	}
@@ -94,8 +47,8 @@ func (tn *tenant) get(t testing.TB, path string, out any) {
 func (tn *tenant) addShop(t testing.TB, name, platform, platformShopID, status string) int64 {
 	t.Helper()
 	var id int64
-	if err := tn.s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id`, tn.id, name, platform, platformShopID, status).Scan(&id); err != nil {
+	if err := tn.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id`, tn.Tenant, name, platform, platformShopID, status).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -104,8 +57,8 @@ func (tn *tenant) addShop(t testing.TB, name, platform, platformShopID, status s
 func (tn *tenant) addCategory(t testing.TB, parent int64, name string, level, sortOrder int) int64 {
 	t.Helper()
 	var id int64
-	if err := tn.s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.categories (tenant_id, parent_id, name, level, sort_order)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id`, tn.id, parent, name, level, sortOrder).Scan(&id); err != nil {
+	if err := tn.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.categories (tenant_id, parent_id, name, level, sort_order)
+		VALUES ($1, $2, $3, $4, $5) RETURNING id`, tn.Tenant, parent, name, level, sortOrder).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -115,8 +68,8 @@ func (tn *tenant) addCategory(t testing.TB, parent int64, name string, level, so
 func (tn *tenant) addUser(t testing.TB, username, nickname string) int64 {
 	t.Helper()
 	var id int64
-	if err := tn.s.DB.Pool.QueryRow(context.Background(), `INSERT INTO tenant.users (tenant_id, username, nickname, password_hash)
-		VALUES ($1, $2, $3, 'x') RETURNING id`, tn.id, username, nickname).Scan(&id); err != nil {
+	if err := tn.DB.Pool.QueryRow(context.Background(), `INSERT INTO tenant.users (tenant_id, username, nickname, password_hash)
+		VALUES ($1, $2, $3, 'x') RETURNING id`, tn.Tenant, username, nickname).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -29,12 +29,12 @@ func TestTenantIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
-	if err := wh.Writer().Orders(context.Background(), []warehouse.Order{{TenantID: d.id, OrderID: 1, OrderNo: "DEMO-1", ShopID: shop, Platform: "tmall",
+	if err := wh.Writer().Orders(context.Background(), []warehouse.Order{{TenantID: d.Tenant, OrderID: 1, OrderNo: "DEMO-1", ShopID: shop, Platform: "tmall",
 		Status: "paid", TotalAmount: 5, PaidAmount: 5, ItemCount: 1, OrderedAt: at, PaidAt: &at}},
-		[]warehouse.OrderItem{{TenantID: d.id, ItemID: 1, OrderID: 1, GoodsID: int64(g.ID), ShopID: shop, Status: "paid", Quantity: 1, UnitPrice: 5, Amount: 5, OrderedAt: at}}); err != nil {
+		[]warehouse.OrderItem{{TenantID: d.Tenant, ItemID: 1, OrderID: 1, GoodsID: int64(g.ID), ShopID: shop, Status: "paid", Quantity: 1, UnitPrice: 5, Amount: 5, OrderedAt: at}}); err != nil {
 		t.Fatal(err)
 	}
-	d.want(t, "GET", "/basic/api/v1/basic/orders", "", 0, "DEMO-1")
+	d.Expect(t, "GET", "/basic/api/v1/basic/orders", "", 0, "DEMO-1")
 
 	acme := addTenant(t, s, "acme")
 	acmeShop := acme.addShop(t, "Acme shop", "tmall", "a-1", "active")
@@ -85,7 +85,7 @@ func TestTenantIsolation(t *testing.T) {
 		{"/api/v1/basic/goods/link-template/update", fmt.Sprintf(`{"id":%d,"link_template":{"name":"x"},"update_mask":"name"}`, tpl.LinkTemplate.ID), 404, "not found"},
 		{"/api/v1/basic/goods/link-template/sort", fmt.Sprintf(`{"items":[{"id":%d,"sort_order":9}]}`, tpl.LinkTemplate.ID), 0, `"updated":0`},
 	} {
-		acme.want(t, "POST", c.path, c.body, c.code, c.contains)
+		acme.Expect(t, "POST", c.path, c.body, c.code, c.contains)
 	}
 	got := d.getGoods(t, g.ID)
 	if got.Name != "Demo goods" || got.Status != "on_sale" || got.Cost != 0 || got.IsVirtual || got.ItemNo != "D-1" || got.CategoryID != id(cat) {
@@ -113,10 +113,10 @@ func TestWarehouseWriteRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.post(t, "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"name":"After"},"update_mask":"name"}`, g.ID), nil)
-	if name, _, _, _, _, _ := warehouseGoods(t, s, d.id, g.ID); name != "Before" {
+	if name, _, _, _, _, _ := warehouseGoods(t, s, d.Tenant, g.ID); name != "Before" {
 		t.Fatalf("store down, yet it holds %q", name)
 	}
-	if n := countRows(t, s, "SELECT count(*) FROM basic.warehouse_outbox WHERE tenant_id = $1", d.id); n != 1 {
+	if n := countRows(t, s, "SELECT count(*) FROM basic.warehouse_outbox WHERE tenant_id = $1", d.Tenant); n != 1 {
 		t.Fatalf("%d queued changes", n)
 	}
 	if _, err := s.DB.Pool.Exec(ctx, "DROP TRIGGER refuse ON analytics.basic_goods"); err != nil {
@@ -124,7 +124,7 @@ func TestWarehouseWriteRetried(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		name, _, _, _, _, _ := warehouseGoods(t, s, d.id, g.ID)
+		name, _, _, _, _, _ := warehouseGoods(t, s, d.Tenant, g.ID)
 		if name == "After" && countRows(t, s, "SELECT count(*) FROM basic.warehouse_outbox") == 0 {
 			break
 		}

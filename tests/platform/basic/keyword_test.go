@@ -52,7 +52,7 @@ func TestGoodsKeywordListing(t *testing.T) {
 			shop = shopB
 		}
 		price := float64((i*7919)%100000) / 100
-		rows = append(rows, []any{d.id, shop, name, status, price, base.Add(time.Duration((i*104729)%1000000) * time.Second)})
+		rows = append(rows, []any{d.Tenant, shop, name, status, price, base.Add(time.Duration((i*104729)%1000000) * time.Second)})
 	}
 	for i := range 3000 {
 		add(fmt.Sprintf("Mid %05d filler", i*2), "on_sale")
@@ -91,7 +91,7 @@ func TestGoodsKeywordListing(t *testing.T) {
 		var n int64
 		if err := s.DB.Pool.QueryRow(ctx, fmt.Sprintf(`SELECT coalesce(string_agg(id::text, ',' ORDER BY o), ''), (SELECT count(*) FROM basic.goods WHERE %[1]s)
 			FROM (SELECT id, row_number() OVER (ORDER BY %[2]s %[3]s, id %[3]s) o FROM basic.goods WHERE %[1]s ORDER BY %[2]s %[3]s, id %[3]s LIMIT %[4]d OFFSET %[5]d) p`,
-			cond, cols[field], dir, size, (num-1)*size), d.id, kw, shop).Scan(&ids, &n); err != nil {
+			cond, cols[field], dir, size, (num-1)*size), d.Tenant, kw, shop).Scan(&ids, &n); err != nil {
 			t.Fatal(err)
 		}
 		return ids, n

@@ -47,7 +47,7 @@ func TestListings(t *testing.T) {
 		created = append(created, d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":%q,"category_id":%d,"staff_id":%d,"is_virtual":%v,"status":%q,"price":%v,"cost":%v}}`,
 			sp.shop, sp.name, sp.cat, sp.staff, sp.virtual, sp.status, sp.price, sp.cost)))
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, created[5].ID), 0, `"deleted":1`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, created[5].ID), 0, `"deleted":1`)
 
 	names := func(items []goods) []string {
 		out := make([]string, len(items))
@@ -102,7 +102,7 @@ func TestListings(t *testing.T) {
 		t.Fatalf("defaults: %+v", page)
 	}
 	// The POST list: same filters with sort_by/sort_order, plus item_no.
-	d.want(t, "POST", "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"item_no":"RD-1"},"update_mask":"itemNo"}`, created[0].ID), 0, "RD-1")
+	d.Expect(t, "POST", "/api/v1/basic/goods/update", fmt.Sprintf(`{"id":%d,"goods":{"item_no":"RD-1"},"update_mask":"itemNo"}`, created[0].ID), 0, "RD-1")
 	for _, c := range []struct {
 		body string
 		want []string
@@ -142,7 +142,7 @@ func TestListings(t *testing.T) {
 		{"GET", "/basic/api/v1/basic/shops?page_size=101", "", "page_size"},
 		{"GET", "/basic/api/v1/basic/shops?status=open", "", "status"},
 	} {
-		d.want(t, c.method, c.path, c.body, 400, c.contains)
+		d.Expect(t, c.method, c.path, c.body, 400, c.contains)
 	}
 
 	// Categories: sort_order,asc by default; parent and name filters.

@@ -50,7 +50,7 @@ const lineMetric = `{"name":"line_amount","display_name":"Line amount","group":"
 // preview runs an analysis preview and returns its rows as maps of column to value.
 func preview(t *testing.T, tn *tenant, body string) []map[string]any {
 	t.Helper()
-	env := tn.want(t, "POST", "/api/v1/anls/query/preview", body, 0, `"rows"`)
+	env := tn.Expect(t, "POST", "/api/v1/anls/query/preview", body, 0, `"rows"`)
 	var d struct {
 		Columns []struct{ Name string } `json:"columns"`
 		Rows    [][]any                 `json:"rows"`
@@ -100,7 +100,7 @@ func TestOrdersAndMetrics(t *testing.T) {
 			d := demo(t, s)
 			ctx := context.Background()
 			now := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-			stats, err := demodata.Generate(ctx, wh.Writer(), demodata.Options{TenantID: d.id, Orders: 250, Seed: 5, Now: now, Days: 30})
+			stats, err := demodata.Generate(ctx, wh.Writer(), demodata.Options{TenantID: d.Tenant, Orders: 250, Seed: 5, Now: now, Days: 30})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestOrdersAndMetrics(t *testing.T) {
 				t.Fatalf("GMV of the listing %.2f, generator %.2f", gmv, stats.GMV)
 			}
 			// The GMV metric counts the same orders.
-			d.want(t, "POST", "/analysis/api/v1/analytics/metrics", gmvMetric, 0, "gmv")
+			d.Expect(t, "POST", "/analysis/api/v1/analytics/metrics", gmvMetric, 0, "gmv")
 			rng := fmt.Sprintf(`"start_time":"%s","end_time":"%s"`, now.AddDate(0, 0, -40).Format(time.RFC3339), now.Format(time.RFC3339))
 			rows := preview(t, d, `{"metric_names":["gmv"],`+rng+`}`)
 			if len(rows) != 1 || !near(rows[0]["gmv"].(float64), gmv) {
@@ -260,7 +260,7 @@ func TestOrdersAndMetrics(t *testing.T) {
 				{"start_time=2026-10-02T00:00:00Z&end_time=2026-10-01T00:00:00Z", "start_time must be earlier than end_time"},
 				{"start_time=yesterday", "start_time"},
 			} {
-				d.want(t, "GET", "/basic/api/v1/basic/orders?"+q.query, "", 400, q.contains)
+				d.Expect(t, "GET", "/basic/api/v1/basic/orders?"+q.query, "", 400, q.contains)
 			}
 
 			// The second tenant sees no order of the first.
@@ -282,9 +282,9 @@ func TestOrdersAndMetrics(t *testing.T) {
 			staff := d.addUser(t, "seller", "Seller")
 			g := d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Metric goods","category_id":%d,"status":"on_sale","price":10}}`, shop, catA))
 			at := now.Add(-time.Hour)
-			if err := wh.Writer().Orders(ctx, []warehouse.Order{{TenantID: d.id, OrderID: 900001, OrderNo: "MX-1", ShopID: shop, Platform: "tmall",
+			if err := wh.Writer().Orders(ctx, []warehouse.Order{{TenantID: d.Tenant, OrderID: 900001, OrderNo: "MX-1", ShopID: shop, Platform: "tmall",
 				Status: "completed", BuyerID: 1, TotalAmount: 30, PaidAmount: 30, ItemCount: 3, OrderedAt: at, PaidAt: &at, ShippedAt: &at, CompletedAt: &at}},
-				[]warehouse.OrderItem{{TenantID: d.id, ItemID: 900001, OrderID: 900001, GoodsID: int64(g.ID), ShopID: shop, Status: "completed",
+				[]warehouse.OrderItem{{TenantID: d.Tenant, ItemID: 900001, OrderID: 900001, GoodsID: int64(g.ID), ShopID: shop, Status: "completed",
 					Quantity: 3, UnitPrice: 10, Amount: 30, OrderedAt: at}}); err != nil {
 				t.Fatal(err)
 			}
@@ -293,7 +293,7 @@ func TestOrdersAndMetrics(t *testing.T) {
 			if mx.Total != 1 || mx.Items[0].ShopName != "Metrics shop" || mx.Items[0].Lines[0].GoodsID != g.ID || mx.Items[0].Lines[0].GoodsName != "Metric goods" {
 				t.Fatalf("order of a basic goods: %+v", mx)
 			}
-			d.want(t, "POST", "/analysis/api/v1/analytics/metrics", lineMetric, 0, "line_amount")
+			d.Expect(t, "POST", "/analysis/api/v1/analytics/metrics", lineMetric, 0, "line_amount")
 			byDim := func(dim string) map[string]float64 {
 				out := map[string]float64{}
 				for _, r := range preview(t, d, `{"metric_names":["line_amount"],"dimensions":["`+dim+`"],`+rng+`,"limit":10000}`) {

@@ -93,13 +93,13 @@ func TestSync(t *testing.T) {
 	if first != (syncResult{Created: 5000}) {
 		t.Fatalf("first sync: %+v", first)
 	}
-	if n := countRows(t, s, "SELECT count(*) FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2", d.id, shop); n != 5000 {
+	if n := countRows(t, s, "SELECT count(*) FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2", d.Tenant, shop); n != 5000 {
 		t.Fatalf("%d goods stored", n)
 	}
-	if n := countRows(t, s, "SELECT count(*) FROM basic.skus WHERE tenant_id = $1", d.id); n != 20000 {
+	if n := countRows(t, s, "SELECT count(*) FROM basic.skus WHERE tenant_id = $1", d.Tenant); n != 20000 {
 		t.Fatalf("%d SKUs stored", n)
 	}
-	if n := countRows(t, s, "SELECT count(*) FROM analytics.basic_goods WHERE i_tenant_id = $1 AND shop_id = $2", d.id, shop); n != 5000 {
+	if n := countRows(t, s, "SELECT count(*) FROM analytics.basic_goods WHERE i_tenant_id = $1 AND shop_id = $2", d.Tenant, shop); n != 5000 {
 		t.Fatalf("%d goods in the analytical store", n)
 	}
 	// Category paths became a tree.
@@ -111,12 +111,12 @@ func TestSync(t *testing.T) {
 	if cats.Total == 0 || cats.Total > 8 {
 		t.Fatalf("top-level categories: %+v", cats)
 	}
-	g := d.getGoods(t, 0+id(countRows(t, s, "SELECT min(id) FROM basic.goods WHERE tenant_id = $1 AND platform_goods_id = 'g000001'", d.id)))
+	g := d.getGoods(t, 0+id(countRows(t, s, "SELECT min(id) FROM basic.goods WHERE tenant_id = $1 AND platform_goods_id = 'g000001'", d.Tenant)))
 	if g.PlatformGoodsID != "g000001" || g.Name != big[0].Name || g.ItemNo != big[0].ItemNo || g.Price != big[0].Price ||
 		g.CategoryName == "" || len(g.Skus) != 4 || g.Skus[0].PlatformSkuID != "g000001-s01" || g.ImageURL != big[0].ImageURL {
 		t.Fatalf("synced goods: %+v", g)
 	}
-	lastChange := countRows(t, s, "SELECT extract(epoch FROM max(updated_at))::int FROM basic.goods WHERE tenant_id = $1", d.id)
+	lastChange := countRows(t, s, "SELECT extract(epoch FROM max(updated_at))::int FROM basic.goods WHERE tenant_id = $1", d.Tenant)
 
 	// A second run changes nothing.
 	start = time.Now()
@@ -125,7 +125,7 @@ func TestSync(t *testing.T) {
 	if second != (syncResult{Unchanged: 5000}) {
 		t.Fatalf("second sync: %+v", second)
 	}
-	if n := countRows(t, s, "SELECT extract(epoch FROM max(updated_at))::int FROM basic.goods WHERE tenant_id = $1", d.id); n != lastChange {
+	if n := countRows(t, s, "SELECT extract(epoch FROM max(updated_at))::int FROM basic.goods WHERE tenant_id = $1", d.Tenant); n != lastChange {
 		t.Fatal("the second run changed goods")
 	}
 
@@ -145,7 +145,7 @@ func TestSync(t *testing.T) {
 		t.Fatalf("after upstream changes: %+v", g)
 	}
 	// A goods deleted in ShopMind stays deleted.
-	d.want(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, g.ID), 0, `"deleted":1`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, g.ID), 0, `"deleted":1`)
 	if r := d.syncShop(t, shop); r != (syncResult{Unchanged: 5001}) || d.getGoods(t, g.ID).Status != "deleted" {
 		t.Fatalf("sync after delete: %+v", r)
 	}
@@ -166,7 +166,7 @@ func TestSync(t *testing.T) {
 		results[1].Created+results[1].Updated+results[1].Unchanged != 600 {
 		t.Fatalf("concurrent syncs: %+v", results)
 	}
-	if n := countRows(t, s, "SELECT count(*) FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2", d.id, smallShop); n != 600 {
+	if n := countRows(t, s, "SELECT count(*) FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2", d.Tenant, smallShop); n != 600 {
 		t.Fatalf("%d goods after concurrent syncs", n)
 	}
 	if n := countRows(t, s, "SELECT count(*) FROM basic.skus k JOIN basic.goods g ON g.tenant_id = k.tenant_id AND g.id = k.goods_id WHERE g.shop_id = $1", smallShop); n != 1800 {
@@ -177,8 +177,8 @@ func TestSync(t *testing.T) {
 	// every SKU), nothing of the failed page.
 	halfShop := d.addShop(t, "Half shop", "jd", "jd-half", "active")
 	platform.to(halfway)
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, halfShop), 502, "platform")
-	if n := countRows(t, s, "SELECT count(*) FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2", d.id, halfShop); n != 2*partners.PlatformPageSize {
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, halfShop), 502, "platform")
+	if n := countRows(t, s, "SELECT count(*) FROM basic.goods WHERE tenant_id = $1 AND shop_id = $2", d.Tenant, halfShop); n != 2*partners.PlatformPageSize {
 		t.Fatalf("%d goods after a failure half way", n)
 	}
 	if n := countRows(t, s, `SELECT count(*) FROM basic.goods g WHERE g.shop_id = $1
@@ -195,18 +195,18 @@ func TestSync(t *testing.T) {
 	disabled := d.addShop(t, "Disabled", "tmall", "tm-dis", "disabled")
 	acme := addTenant(t, s, "acme")
 	acmeShop := acme.addShop(t, "Acme", "tmall", "tm-big", "active")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, expired), 422, "authorization expired")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, disabled), 422, "disabled")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, acmeShop), 404, "not found")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", `{"shop_id":0}`, 400, "shop_id")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", `{}`, 400, "shop_id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, expired), 422, "authorization expired")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, disabled), 422, "disabled")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, acmeShop), 404, "not found")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", `{"shop_id":0}`, 400, "shop_id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", `{}`, 400, "shop_id")
 	unknownShop := d.addShop(t, "Not on the platform", "tmall", "tm-missing", "active")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, unknownShop), 502, "platform")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, unknownShop), 502, "platform")
 
 	// Partner A: the SKUs of chosen goods; a second run changes nothing.
 	var gids []id
 	for _, pid := range []string{"g000002", "g000003"} {
-		gids = append(gids, id(countRows(t, s, "SELECT id FROM basic.goods WHERE tenant_id = $1 AND platform_goods_id = $2 AND shop_id = $3", d.id, pid, shop)))
+		gids = append(gids, id(countRows(t, s, "SELECT id FROM basic.goods WHERE tenant_id = $1 AND platform_goods_id = $2 AND shop_id = $3", d.Tenant, pid, shop)))
 	}
 	for i := range skus {
 		skus[i].Stock += 10 // partner A knows newer stock
@@ -228,10 +228,10 @@ func TestSync(t *testing.T) {
 	// Failing partner: 502 and nothing written.
 	skus[4].Stock += 100 // g000002-s01
 	partnerA.to(partnerstest.NewPartnerAServer(t, skus, partnerstest.Faults{FailFirst: 100}))
-	d.want(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", fmt.Sprintf(`{"goods_ids":%s}`, ids(gids...)), 502, "partner A")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", fmt.Sprintf(`{"goods_ids":%s}`, ids(gids...)), 502, "partner A")
 	partnerA.to(partnerstest.NewPartnerAServer(t, skus, partnerstest.Faults{WrongKey: true}))
-	d.want(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", fmt.Sprintf(`{"goods_ids":%s}`, ids(gids...)), 502, "API key")
-	if n := countRows(t, s, "SELECT stock FROM basic.skus WHERE tenant_id = $1 AND platform_sku_id = $2", d.id, skus[4].PlatformSkuID); n != int(skus[4].Stock-100) {
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", fmt.Sprintf(`{"goods_ids":%s}`, ids(gids...)), 502, "API key")
+	if n := countRows(t, s, "SELECT stock FROM basic.skus WHERE tenant_id = $1 AND platform_sku_id = $2", d.Tenant, skus[4].PlatformSkuID); n != int(skus[4].Stock-100) {
 		t.Fatalf("a failed partner sync wrote stock %d", n)
 	}
 	own := d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Not on any platform"}}`, shop))
@@ -248,7 +248,7 @@ func TestSync(t *testing.T) {
 		{fmt.Sprintf(`{"goods_ids":[%d]}`, own.ID), 422, "no platform goods id"},
 		{fmt.Sprintf(`{"goods_ids":[%d]}`, g.ID), 422, "deleted"},
 	} {
-		d.want(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", c.body, c.code, c.contains)
+		d.Expect(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", c.body, c.code, c.contains)
 	}
 }
 
@@ -257,6 +257,6 @@ func TestSyncNotConfigured(t *testing.T) {
 	s := stack.Start(t)
 	d := demo(t, s)
 	shop := d.addShop(t, "Shop", "tmall", "tm", "active")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, shop), 503, "SHOPMIND_PLATFORM_URL")
-	d.want(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", `{"goods_ids":[1]}`, 503, "SHOPMIND_PARTNER_A_URL")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, shop), 503, "SHOPMIND_PLATFORM_URL")
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", `{"goods_ids":[1]}`, 503, "SHOPMIND_PARTNER_A_URL")
 }

@@ -33,12 +33,12 @@ func TestLinkTemplates(t *testing.T) {
 	}
 	g2 := d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Other shop goods"}}`, shop2))
 	gone := d.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Gone"}}`, shop))
-	d.want(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, gone.ID), 0, `"deleted":1`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/delete", fmt.Sprintf(`{"ids":[%d]}`, gone.ID), 0, `"deleted":1`)
 	var gmv, orders int64
 	ctx := context.Background()
 	for name, dst := range map[string]*int64{"gmv": &gmv, "orders": &orders} {
 		if err := s.DB.Pool.QueryRow(ctx, `INSERT INTO analysis.metrics (tenant_id, name, display_name, metric_group, type, config)
-			VALUES ($1, $2, $2, 'Sales', 'derived', '{}') RETURNING id`, d.id, name).Scan(dst); err != nil {
+			VALUES ($1, $2, $2, 'Sales', 'derived', '{}') RETURNING id`, d.Tenant, name).Scan(dst); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func TestLinkTemplates(t *testing.T) {
 	acmeGoods := acme.createGoods(t, fmt.Sprintf(`{"goods":{"shop_id":%d,"name":"Acme goods"}}`, acmeShop))
 	var acmeMetric int64
 	if err := s.DB.Pool.QueryRow(ctx, `INSERT INTO analysis.metrics (tenant_id, name, display_name, metric_group, type, config)
-		VALUES ($1, 'gmv', 'gmv', 'Sales', 'derived', '{}') RETURNING id`, acme.id).Scan(&acmeMetric); err != nil {
+		VALUES ($1, 'gmv', 'gmv', 'Sales', 'derived', '{}') RETURNING id`, acme.Tenant).Scan(&acmeMetric); err != nil {
 		t.Fatal(err)
 	}
 
@@ -94,7 +94,7 @@ func TestLinkTemplates(t *testing.T) {
 		{fmt.Sprintf(`{"link_template":{"name":"x","goods_ids":[%d],"metric_ids":[%d]}}`, g[0].ID, acmeMetric), 400, "no metric"},
 		{fmt.Sprintf(`{"link_template":{"name":"Hero products","goods_ids":[%d]}}`, g[0].ID), 409, "already exists"},
 	} {
-		d.want(t, "POST", "/api/v1/basic/goods/link-template/create", c.body, c.code, c.contains)
+		d.Expect(t, "POST", "/api/v1/basic/goods/link-template/create", c.body, c.code, c.contains)
 	}
 	// Another tenant may use the same name.
 	create(acme, fmt.Sprintf(`{"link_template":{"name":"Hero products","goods_ids":[%d]}}`, acmeGoods.ID))
@@ -128,12 +128,12 @@ func TestLinkTemplates(t *testing.T) {
 		{`{"id":987654,"link_template":{"name":"x"},"update_mask":"name"}`, 404, "not found"},
 		{`{"id":0,"link_template":{"name":"x"},"update_mask":"name"}`, 400, "id"},
 	} {
-		d.want(t, "POST", "/api/v1/basic/goods/link-template/update", c.body, c.code, c.contains)
+		d.Expect(t, "POST", "/api/v1/basic/goods/link-template/update", c.body, c.code, c.contains)
 	}
-	acme.want(t, "POST", "/api/v1/basic/goods/link-template/update", fmt.Sprintf(`{"id":%d,"link_template":{"name":"hijack"},"update_mask":"name"}`, hero.ID), 404, "not found")
+	acme.Expect(t, "POST", "/api/v1/basic/goods/link-template/update", fmt.Sprintf(`{"id":%d,"link_template":{"name":"hijack"},"update_mask":"name"}`, hero.ID), 404, "not found")
 
 	// sort: sets positions; unknown ids and other tenants' templates are not counted.
-	d.want(t, "POST", "/api/v1/basic/goods/link-template/sort", fmt.Sprintf(`{"items":[{"id":%d,"sort_order":3},{"id":%d,"sort_order":0},{"id":%d,"sort_order":3},{"id":987654,"sort_order":1}]}`,
+	d.Expect(t, "POST", "/api/v1/basic/goods/link-template/sort", fmt.Sprintf(`{"items":[{"id":%d,"sort_order":3},{"id":%d,"sort_order":0},{"id":%d,"sort_order":3},{"id":987654,"sort_order":1}]}`,
 		hero.ID, third.ID, multi.ID), 0, `"updated":3`)
 	for _, c := range []struct{ body, contains string }{
 		{`{"items":[]}`, "items"},
@@ -141,13 +141,13 @@ func TestLinkTemplates(t *testing.T) {
 		{`{"items":[{"id":0,"sort_order":1}]}`, "items[0].id"},
 		{fmt.Sprintf(`{"items":[{"id":%d,"sort_order":1000001}]}`, hero.ID), "sort_order"},
 	} {
-		d.want(t, "POST", "/api/v1/basic/goods/link-template/sort", c.body, 400, c.contains)
+		d.Expect(t, "POST", "/api/v1/basic/goods/link-template/sort", c.body, 400, c.contains)
 	}
 	items := make([]string, 101)
 	for i := range items {
 		items[i] = fmt.Sprintf(`{"id":%d,"sort_order":1}`, i+1)
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/link-template/sort", `{"items":[`+strings.Join(items, ",")+`]}`, 400, "items")
+	d.Expect(t, "POST", "/api/v1/basic/goods/link-template/sort", `{"items":[`+strings.Join(items, ",")+`]}`, 400, "items")
 
 	// list: by sort_order then id; shop and name filters; paging.
 	list := func(tn *tenant, body string) pageOf[linkTemplate] {
@@ -182,6 +182,6 @@ func TestLinkTemplates(t *testing.T) {
 	if got := list(acme, `{}`); names(got) != "Hero products" {
 		t.Fatalf("acme sees: %s", names(got))
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/link-template/list", `{"page_size":101}`, 400, "page_size")
-	d.want(t, "POST", "/api/v1/basic/goods/link-template/list", `{"shop_id":-1}`, 400, "shop_id")
+	d.Expect(t, "POST", "/api/v1/basic/goods/link-template/list", `{"page_size":101}`, 400, "page_size")
+	d.Expect(t, "POST", "/api/v1/basic/goods/link-template/list", `{"shop_id":-1}`, 400, "shop_id")
 }

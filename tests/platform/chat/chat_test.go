@@ -79,26 +79,13 @@ type envelope = testutil.Envelope
 // call sends a JSON request and decodes the envelope.
 func call(t testing.TB, s *stack.Stack, method, path, body, token string) (int, envelope) {
 	t.Helper()
-	var hdr []string
-	if token != "" {
-		hdr = stack.Bearer(token)
-	}
-	r := s.Do(t, method, path, body, hdr...)
-	return r.Status, testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
+	return (&stack.User{Stack: s, Token: token}).Call(t, method, path, body)
 }
 
-// expect checks the envelope code (and HTTP status in mapped mode) and returns its data.
+// expect is stack.User.Expect's data.
 func expect(t testing.TB, s *stack.Stack, method, path, body, token string, code int, contains string) json.RawMessage {
 	t.Helper()
-	status, env := call(t, s, method, path, body, token)
-	want := code
-	if code == 0 {
-		want = 200
-	}
-	if env.Code != code || status != want || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s: want %d containing %q, got HTTP %d %d %s %s", method, path, code, contains, status, env.Code, env.Message, env.Data)
-	}
-	return env.Data
+	return (&stack.User{Stack: s, Token: token}).Expect(t, method, path, body, code, contains).Data
 }
 
 func decode[T any](t testing.TB, raw json.RawMessage) T {

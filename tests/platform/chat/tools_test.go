@@ -13,16 +13,16 @@ import (
 	"github.com/shopmind/shopmind/services/chat/llm/llmtest"
 )
 
-func toolCall(id, name string, args any) llm.ToolCall {
-	b, _ := json.Marshal(args)
-	return llm.ToolCall{ID: id, Type: "function", Function: llm.FunctionCall{Name: name, Arguments: string(b)}}
+// firstGoods is the demo data's first goods as the goods listing answers it.
+type firstGoods struct {
+	ID   json.Number `json:"id"`
+	Name string      `json:"name"`
 }
 
-// TestEveryToolThroughTheModel: on the whole platform with the demo data and the scripted
-// OpenAI-compatible fake as the model, the LLM planner calls each agent tool; every
-// result (and a failing call's status object) reaches the model, the expert it starts runs
-// its own loop, the answer completes, and the plan it created is readable over REST.
-func TestEveryToolThroughTheModel(t *testing.T) {
+// demoWithModel runs the platform with the demo data and the scripted OpenAI-compatible
+// fake as the chat's model, and returns them, the demo admin's token and the first goods.
+func demoWithModel(t *testing.T) (*stack.Stack, *llmtest.Server, string, firstGoods) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the whole platform")
 	}
@@ -34,11 +34,22 @@ func TestEveryToolThroughTheModel(t *testing.T) {
 	})
 	token := s.Admin(t).Access
 	goods := decode[struct {
-		Items []struct {
-			ID   json.Number `json:"id"`
-			Name string      `json:"name"`
-		} `json:"items"`
+		Items []firstGoods `json:"items"`
 	}](t, expect(t, s, "GET", "/api/v1/basic/goods?page_size=1&sort=id,asc", "", token, 0, `"items"`)).Items[0]
+	return s, fake, token, goods
+}
+
+func toolCall(id, name string, args any) llm.ToolCall {
+	b, _ := json.Marshal(args)
+	return llm.ToolCall{ID: id, Type: "function", Function: llm.FunctionCall{Name: name, Arguments: string(b)}}
+}
+
+// TestEveryToolThroughTheModel: on the whole platform with the demo data and the scripted
+// OpenAI-compatible fake as the model, the LLM planner calls each agent tool; every
+// result (and a failing call's status object) reaches the model, the expert it starts runs
+// its own loop, the answer completes, and the plan it created is readable over REST.
+func TestEveryToolThroughTheModel(t *testing.T) {
+	s, fake, token, goods := demoWithModel(t)
 	const planner = "You lead an analysis team"
 	fake.Add(
 		llmtest.Reply{Match: planner, ToolCalls: []llm.ToolCall{
@@ -112,22 +123,7 @@ func TestEveryToolThroughTheModel(t *testing.T) {
 // search_entities at the next message, under its new name only (the model is the scripted
 // fake; the index reads the real basic service).
 func TestEntitiesFollowBasicData(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the whole platform")
-	}
-	fake := llmtest.New(t)
-	s := stack.Start(t, func(c *app.Config) {
-		c.DemoData = true
-		cc := app.ServiceConfig[chat.Config](c, "chat")
-		cc.LLM.BaseURL, cc.LLM.MaxRetries = fake.BaseURL(), 0
-	})
-	token := s.Admin(t).Access
-	goods := decode[struct {
-		Items []struct {
-			ID   json.Number `json:"id"`
-			Name string      `json:"name"`
-		} `json:"items"`
-	}](t, expect(t, s, "GET", "/api/v1/basic/goods?page_size=1&sort=id,asc", "", token, 0, `"items"`)).Items[0]
+	s, fake, token, goods := demoWithModel(t)
 	const renamed = "Aurora Quilted Parka ZX-81"
 	search := toolCall("e1", "search_entities", map[string]any{"query": renamed, "top_k": 1, "kinds": []string{"goods"}})
 	for range 2 {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/crx"
@@ -14,8 +15,8 @@ import (
 // TestBadInputStoresNothing: each refused upload answers a clear envelope naming the field
 // (or the limit), and stores nothing.
 func TestBadInputStoresNothing(t *testing.T) {
-	s := stack.Start(t)
-	d := demo(t, s)
+	s, db := stack.StartAnalytics(t, warehouse.DialectPostgres)
+	d := &tenant{s.DemoAdmin(t)}
 	shop := d.addShop(t, "tb-1")
 	at := time.Now().UTC().Add(-time.Hour)
 	good := item("gmv", shop, 1, at, "search")
@@ -51,10 +52,10 @@ func TestBadInputStoresNothing(t *testing.T) {
 		{"unknown field", `{"client_batch_id":"` + id + `","itemz":[]}`, 400, "itemz"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d.want(t, "POST", "/api/v1/data/crx/sync", c.body, c.code, c.contains)
+			d.Expect(t, "POST", "/api/v1/data/crx/sync", c.body, c.code, c.contains)
 		})
 	}
-	if n := storedValues(t, s, nil, d.id); n != "0" {
+	if n := storedValues(t, db, d.Tenant); n != "0" {
 		t.Fatalf("refused uploads stored %s values", n)
 	}
 	// The batch id of a refused batch is free: the good batch under it is stored.
@@ -65,21 +66,21 @@ func TestBadInputStoresNothing(t *testing.T) {
 	}
 
 	// Ad-hoc and error log refusals.
-	d.want(t, "POST", "/api/v1/data/crx/adhoc", `{"client_id":"`+id+`","collected_at":"2026-01-01T00:00:00Z","data":{}}`, 400, "page_url")
-	d.want(t, "POST", "/api/v1/data/crx/adhoc", `{"client_id":"`+id+`","page_url":"https://x.example/","collected_at":"2026-01-01T00:00:00Z","data":[1]}`, 400, "data")
-	d.want(t, "POST", "/api/v1/log/error", `{"level":"error"}`, 400, "message")
-	d.want(t, "POST", "/api/v1/log/error", `{"level":"error","message":"`+strings.Repeat("m", 4097)+`"}`, 400, "message")
-	d.want(t, "POST", "/api/v1/log/error", `{"level":"error","message":"x","context":{"blob":"`+strings.Repeat("b", 70<<10)+`"}}`, 413, "65536")
-	d.want(t, "GET", "/api/v1/data/crx/ver?current_version=latest", "", 400, "current_version")
+	d.Expect(t, "POST", "/api/v1/data/crx/adhoc", `{"client_id":"`+id+`","collected_at":"2026-01-01T00:00:00Z","data":{}}`, 400, "page_url")
+	d.Expect(t, "POST", "/api/v1/data/crx/adhoc", `{"client_id":"`+id+`","page_url":"https://x.example/","collected_at":"2026-01-01T00:00:00Z","data":[1]}`, 400, "data")
+	d.Expect(t, "POST", "/api/v1/log/error", `{"level":"error"}`, 400, "message")
+	d.Expect(t, "POST", "/api/v1/log/error", `{"level":"error","message":"`+strings.Repeat("m", 4097)+`"}`, 400, "message")
+	d.Expect(t, "POST", "/api/v1/log/error", `{"level":"error","message":"x","context":{"blob":"`+strings.Repeat("b", 70<<10)+`"}}`, 413, "65536")
+	d.Expect(t, "GET", "/api/v1/data/crx/ver?current_version=latest", "", 400, "current_version")
 	// Notification ids: the shared IDs rule.
 	ids := make([]string, 101)
 	for i := range ids {
 		ids[i] = fmt.Sprint(i + 1)
 	}
-	d.want(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":[`+strings.Join(ids, ",")+`]}`, 400, "ids")
-	d.want(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":["x"]}`, 400, "ids")
-	d.want(t, "POST", "/notify/api/v1/notify/collect/list", `{"page_size":101}`, 400, "page_size")
-	d.want(t, "POST", "/notify/api/v1/notify/collect/list", `{"start_time":"2026-02-01T00:00:00Z","end_time":"2026-01-01T00:00:00Z"}`, 400, "start_time")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":[`+strings.Join(ids, ",")+`]}`, 400, "ids")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":["x"]}`, 400, "ids")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/list", `{"page_size":101}`, 400, "page_size")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/list", `{"start_time":"2026-02-01T00:00:00Z","end_time":"2026-01-01T00:00:00Z"}`, 400, "start_time")
 }
 
 func dims(n int) string {
@@ -98,8 +99,8 @@ func TestExtensionJourney(t *testing.T) {
 		cfg.LatestVersion, cfg.MinVersion, cfg.DownloadURL, cfg.ErrorsPerMinute = "1.5.0", "1.2.0", "https://example.com/shopmind.crx", 3
 		cfg.SyncMaxBytes = 4096
 	})
-	d := demo(t, s)
-	other := addTenant(t, s, "rival")
+	d := &tenant{s.DemoAdmin(t)}
+	other := &tenant{s.NewTenant(t, "rival")}
 	plain := d.addPlainUser(t, "clerk")
 
 	// Version check: public.
@@ -107,21 +108,21 @@ func TestExtensionJourney(t *testing.T) {
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"update_required":true`) || !strings.Contains(string(r.Body), `"download_url":"https://example.com/shopmind.crx"`) {
 		t.Fatalf("version check: %d %s", r.Status, r.Body)
 	}
-	d.want(t, "GET", "/api/v1/data/crx/ver?current_version=1.5.0", "", 0, `"latest_version":"1.5.0"`)
+	d.Expect(t, "GET", "/api/v1/data/crx/ver?current_version=1.5.0", "", 0, `"latest_version":"1.5.0"`)
 
 	// Configuration: defaults, then the administrator's.
-	d.want(t, "GET", "/api/v1/auth/config", "", 0, `"login_expiry_days":30`)
-	d.want(t, "PUT", "/api/v1/crx/config-m", `{"metrics":[{"key":"gmv","name":"GMV","platform":"jd","url_pattern":"^https://sz\\.jd\\.com/",
+	d.Expect(t, "GET", "/api/v1/auth/config", "", 0, `"login_expiry_days":30`)
+	d.Expect(t, "PUT", "/api/v1/crx/config-m", `{"metrics":[{"key":"gmv","name":"GMV","platform":"jd","url_pattern":"^https://sz\\.jd\\.com/",
 		"source":"api","api_url_pattern":"/api/core","json_path":"$.data.gmv","interval_seconds":600}],
 		"upload":{"batch_size":50,"interval_seconds":120,"max_concurrent_tabs":2,"random_delay_ms_min":100,"random_delay_ms_max":900}}`, 0, `"config_version":"1"`)
-	d.want(t, "GET", "/api/v1/auth/config", "", 0, `"batch_size":50`)
-	other.want(t, "GET", "/api/v1/auth/config", "", 0, `"batch_size":100`) // the other tenant keeps the defaults
-	d.want(t, "PUT", "/api/v1/crx/config-m", `{"metrics":[{"key":"gmv","name":"GMV","platform":"jd","url_pattern":"^x","source":"xpath","interval_seconds":600}],
+	d.Expect(t, "GET", "/api/v1/auth/config", "", 0, `"batch_size":50`)
+	other.Expect(t, "GET", "/api/v1/auth/config", "", 0, `"batch_size":100`) // the other tenant keeps the defaults
+	d.Expect(t, "PUT", "/api/v1/crx/config-m", `{"metrics":[{"key":"gmv","name":"GMV","platform":"jd","url_pattern":"^x","source":"xpath","interval_seconds":600}],
 		"upload":{"batch_size":50,"interval_seconds":120,"max_concurrent_tabs":2}}`, 400, "metrics[0].source")
 	// Administrator paths refuse a plain user; a user without the crx permissions cannot upload.
-	plain.want(t, "GET", "/api/v1/crx/config-m", "", 403, "")
-	plain.want(t, "GET", "/api/v1/log/error-m", "", 403, "")
-	plain.want(t, "POST", "/api/v1/data/crx/sync", batch("44444444-4444-4444-8444-444444444444", item("gmv", 1, 1, time.Now().Add(-time.Hour), "x")), 403, "crx:data:sync")
+	plain.Expect(t, "GET", "/api/v1/crx/config-m", "", 403, "")
+	plain.Expect(t, "GET", "/api/v1/log/error-m", "", 403, "")
+	plain.Expect(t, "POST", "/api/v1/data/crx/sync", batch("44444444-4444-4444-8444-444444444444", item("gmv", 1, 1, time.Now().Add(-time.Hour), "x")), 403, "crx:data:sync")
 	if r := s.Do(t, "GET", "/api/v1/auth/config", ""); r.Status != 401 {
 		t.Fatalf("config without a token: %d", r.Status)
 	}
@@ -130,24 +131,24 @@ func TestExtensionJourney(t *testing.T) {
 	const cid = "55555555-5555-4555-8555-555555555555"
 	adhoc := `{"client_id":"` + cid + `","page_url":"https://item.jd.com/100.html","page_title":"Wool Coat","platform":"jd",
 		"collected_at":"2026-11-20T10:00:00Z","data":{"price":499,"reviews":[{"stars":5,"text":"warm and soft"}]}}`
-	first := d.want(t, "POST", "/api/v1/data/crx/adhoc", adhoc, 0, `"id"`)
-	d.want(t, "POST", "/api/v1/data/crx/adhoc", adhoc, 0, `"duplicate":true`)
+	first := d.Expect(t, "POST", "/api/v1/data/crx/adhoc", adhoc, 0, `"id"`)
+	d.Expect(t, "POST", "/api/v1/data/crx/adhoc", adhoc, 0, `"duplicate":true`)
 	if !strings.Contains(string(first.Data), `"id"`) || strings.Contains(string(first.Data), `"duplicate":true`) {
 		t.Fatalf("first ad-hoc upload: %s", first.Data)
 	}
-	other.want(t, "POST", "/api/v1/data/crx/adhoc", adhoc, 0, `"id"`) // the same client id in another tenant is its own record
-	d.want(t, "GET", "/api/v1/data/crx/adhoc?keyword=soft", "", 0, `"total":"1"`)
-	d.want(t, "GET", "/api/v1/data/crx/adhoc?keyword=velvet", "", 0, `"total":"0"`)
-	other.want(t, "GET", "/api/v1/data/crx/adhoc", "", 0, `"total":"1"`)
+	other.Expect(t, "POST", "/api/v1/data/crx/adhoc", adhoc, 0, `"id"`) // the same client id in another tenant is its own record
+	d.Expect(t, "GET", "/api/v1/data/crx/adhoc?keyword=soft", "", 0, `"total":"1"`)
+	d.Expect(t, "GET", "/api/v1/data/crx/adhoc?keyword=velvet", "", 0, `"total":"0"`)
+	other.Expect(t, "GET", "/api/v1/data/crx/adhoc", "", 0, `"total":"1"`)
 
 	// Error log: stored, listed to administrators of the tenant only, rate-limited per user.
 	for i := range 3 {
-		d.want(t, "POST", "/api/v1/log/error", fmt.Sprintf(`{"level":"error","message":"upload failed %d","stack":"at sync (bg.js:1)",
+		d.Expect(t, "POST", "/api/v1/log/error", fmt.Sprintf(`{"level":"error","message":"upload failed %d","stack":"at sync (bg.js:1)",
 			"extension_version":"1.5.0","url":"chrome-extension://abc/popup.html","user_agent":"Chrome/131"}`, i), 0, `"id"`)
 	}
-	d.want(t, "POST", "/api/v1/log/error", `{"level":"error","message":"one too many"}`, 429, "per minute")
-	d.want(t, "GET", "/api/v1/log/error-m?level=error", "", 0, `"total":"3"`)
-	other.want(t, "GET", "/api/v1/log/error-m", "", 0, `"total":"0"`)
+	d.Expect(t, "POST", "/api/v1/log/error", `{"level":"error","message":"one too many"}`, 429, "per minute")
+	d.Expect(t, "GET", "/api/v1/log/error-m?level=error", "", 0, `"total":"3"`)
+	other.Expect(t, "GET", "/api/v1/log/error-m", "", 0, `"total":"0"`)
 
 	// Notifications of the uploads: the uploader's, not the other tenant's.
 	shop := d.addShop(t, "jd-1")
@@ -155,14 +156,14 @@ func TestExtensionJourney(t *testing.T) {
 	current := func(b string) string {
 		return strings.Replace(b, `"extension_version":"1.0.0"`, `"extension_version":"1.5.0"`, 1)
 	}
-	d.want(t, "POST", "/api/v1/data/crx/sync", current(batch("66666666-6666-4666-8666-666666666666",
+	d.Expect(t, "POST", "/api/v1/data/crx/sync", current(batch("66666666-6666-4666-8666-666666666666",
 		item("gmv", shop, 10, recent, "search"), item("nope", shop, 1, recent, "search"))), 0, `"accepted":1`)
 	// The service's own batch size limit (SHOPMIND_CRX_SYNC_MAX_BYTES, 4 KiB here).
 	long := make([]string, 20)
 	for i := range long {
 		long[i] = item("gmv", shop, float64(i), recent.Add(-time.Duration(i)*time.Second), strings.Repeat("x", 250))
 	}
-	d.want(t, "POST", "/api/v1/data/crx/sync", current(batch("77777777-7777-4777-8777-777777777777", long...)), 413, "limit of 4096 bytes")
-	d.want(t, "POST", "/notify/api/v1/notify/collect/list", `{"type":"crx_upload","level":"warning"}`, 0, `"total":"1"`)
-	other.want(t, "POST", "/notify/api/v1/notify/collect/list", `{}`, 0, `"total":"0"`)
+	d.Expect(t, "POST", "/api/v1/data/crx/sync", current(batch("77777777-7777-4777-8777-777777777777", long...)), 413, "limit of 4096 bytes")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/list", `{"type":"crx_upload","level":"warning"}`, 0, `"total":"1"`)
+	other.Expect(t, "POST", "/notify/api/v1/notify/collect/list", `{}`, 0, `"total":"0"`)
 }

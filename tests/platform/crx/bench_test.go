@@ -30,7 +30,7 @@ func BenchmarkSyncThroughGateway(b *testing.B) {
 				opts = append(opts, func(c *app.Config) { c.Analytics.URL = db.URL })
 			}
 			s := stack.Start(b, opts...)
-			d := demo(b, s)
+			d := &tenant{s.DemoAdmin(b)}
 			shops := make([]int64, 20)
 			for i := range shops {
 				shops[i] = d.addShop(b, fmt.Sprintf("tb-%d", i))
@@ -48,7 +48,7 @@ func BenchmarkSyncThroughGateway(b *testing.B) {
 				}
 				return fmt.Sprintf(`{"client_batch_id":"%08x-0000-4000-8000-%012x","items":[%s]}`, n, n, strings.Join(items, ","))
 			}
-			auth := stack.Bearer(d.tok)
+			auth := stack.Bearer(d.Token)
 			b.SetParallelism(2) // 4 clients on 2 cores
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {

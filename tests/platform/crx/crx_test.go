@@ -13,84 +13,35 @@ import (
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
-	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
 
-type envelope = testutil.Envelope
-
-// tenant is a signed-in user of a running stack.
-type tenant struct {
-	s   *stack.Stack
-	id  int64
-	tok string
-}
-
-func demo(t testing.TB, s *stack.Stack) *tenant {
-	t.Helper()
-	var id int64
-	if err := s.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return &tenant{s: s, id: id, tok: s.Admin(t).Access}
-}
-
-// addTenant creates a tenant whose administrator has the demo admin's password, and signs
-// in (tenants are created by the administration issue's endpoints, not built here).
-func addTenant(t testing.TB, s *stack.Stack, code string) *tenant {
-	t.Helper()
-	ctx := context.Background()
-	var id int64
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ($1, $1) RETURNING id", code).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, id); err != nil {
-		t.Fatal(err)
-	}
-	return &tenant{s: s, id: id, tok: s.Login(t, code, "admin", stack.AdminPassword).Access}
-}
+// tenant is a signed-in user of a running stack (DemoAdmin, NewTenant) with the helpers of
+// these tests.
+type tenant struct{ *stack.User }
 
 // addPlainUser adds a user without roles or administrator flag to tn's tenant and signs in.
 func (tn *tenant) addPlainUser(t testing.TB, username string) *tenant {
 	t.Helper()
 	var code string
-	if _, err := tn.s.DB.Pool.Exec(context.Background(), `INSERT INTO tenant.users (tenant_id, username, password_hash)
-		SELECT $1, $2, password_hash FROM tenant.users WHERE username = 'admin' AND tenant_id = $1`, tn.id, username); err != nil {
+	if _, err := tn.DB.Pool.Exec(context.Background(), `INSERT INTO tenant.users (tenant_id, username, password_hash)
+		SELECT $1, $2, password_hash FROM tenant.users WHERE username = 'admin' AND tenant_id = $1`, tn.Tenant, username); err != nil {
 		t.Fatal(err)
 	}
-	if err := tn.s.DB.Pool.QueryRow(context.Background(), `SELECT code FROM tenant.tenants WHERE id = $1`, tn.id).Scan(&code); err != nil {
+	if err := tn.DB.Pool.QueryRow(context.Background(), `SELECT code FROM tenant.tenants WHERE id = $1`, tn.Tenant).Scan(&code); err != nil {
 		t.Fatal(err)
 	}
-	return &tenant{s: tn.s, id: tn.id, tok: tn.s.Login(t, code, username, stack.AdminPassword).Access}
+	return &tenant{&stack.User{Stack: tn.Stack, Tenant: tn.Tenant, Token: tn.Login(t, code, username, stack.AdminPassword).Access}}
 }
 
 func (tn *tenant) addShop(t testing.TB, platformShopID string) int64 {
 	t.Helper()
-	var id int64
-	if err := tn.s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, 'Shop ' || $2, 'taobao', $2, 'active') RETURNING id`, tn.id, platformShopID).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
-// want calls the gateway and checks the envelope code (and the HTTP status of errors) and
-// that the message or data contains a text.
-func (tn *tenant) want(t testing.TB, method, path, body string, code int, contains string) envelope {
-	t.Helper()
-	r := tn.s.Do(t, method, path, body, stack.Bearer(tn.tok)...)
-	env := testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
-	if env.Code != code || (code != 0 && r.Status != code) || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s %s: want %d containing %q, got HTTP %d %d %s %s", method, path, clip(body), code, contains, r.Status, env.Code, env.Message, clip(string(env.Data)))
-	}
-	return env
+	return stack.AddShop(t, tn.DB, tn.Tenant, "Shop "+platformShopID, "taobao", platformShopID)
 }
 
 func (tn *tenant) data(t testing.TB, method, path, body string, out any) {
 	t.Helper()
-	env := tn.want(t, method, path, body, 0, "")
+	env := tn.Expect(t, method, path, body, 0, "")
 	if err := json.Unmarshal(env.Data, out); err != nil {
 		t.Fatalf("%s: %v in %s", path, err, env.Data)
 	}
@@ -103,16 +54,9 @@ func clip(s string) string {
 	return s
 }
 
-func storedValues(t testing.TB, s *stack.Stack, db *warehousetest.DB, tenantID int64) string {
+func storedValues(t testing.TB, db *warehousetest.DB, tenantID int64) string {
 	t.Helper()
-	if db == nil {
-		var n int64
-		if err := s.DB.Pool.QueryRow(context.Background(), `SELECT count(*) FROM analytics.diy_crx_metrics WHERE i_tenant_id = $1`, tenantID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprint(n)
-	}
-	res, err := db.Store.Query(context.Background(), "SELECT count(*) FROM diy_crx_metrics WHERE i_tenant_id = ?", []any{tenantID}, warehouse.QueryOptions{})
+	res, err := db.Store.Query(context.Background(), "SELECT count(*) FROM diy_crx_metrics WHERE i_tenant_id = "+db.P(1), []any{tenantID}, warehouse.QueryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,16 +87,9 @@ func batch(id string, items ...string) string {
 func TestSyncAppearsInPreview(t *testing.T) {
 	for _, store := range []string{"postgres", "clickhouse"} {
 		t.Run(store, func(t *testing.T) {
-			var db *warehousetest.DB
-			var s *stack.Stack
-			if store == "clickhouse" {
-				db = warehousetest.ClickHouse(t)
-				s = stack.Start(t, func(c *app.Config) { c.Analytics.URL = db.URL })
-			} else {
-				s = stack.Start(t)
-			}
-			d := demo(t, s)
-			other := addTenant(t, s, "rival")
+			s, db := stack.StartAnalytics(t, store)
+			d := &tenant{s.DemoAdmin(t)}
+			other := &tenant{s.NewTenant(t, "rival")}
 			mine := d.addShop(t, "tb-100")
 			theirs := other.addShop(t, "tb-200")
 			yesterday := time.Now().UTC().Add(-24 * time.Hour)
@@ -170,22 +107,22 @@ func TestSyncAppearsInPreview(t *testing.T) {
 			// The retry of a batch whose answer was lost: the same answer, nothing stored twice.
 			var again syncAnswer
 			d.data(t, "POST", "/api/v1/data/crx/sync", b1, &again)
-			if again.Accepted != 3 || again.Rejected != 1 || storedValues(t, s, db, d.id) != "3" {
-				t.Fatalf("retried batch: %+v, stored %s", again, storedValues(t, s, db, d.id))
+			if again.Accepted != 3 || again.Rejected != 1 || storedValues(t, db, d.Tenant) != "3" {
+				t.Fatalf("retried batch: %+v, stored %s", again, storedValues(t, db, d.Tenant))
 			}
 			// The same value in a new batch: a duplicate.
 			var dup syncAnswer
 			d.data(t, "POST", "/api/v1/data/crx/sync", batch("22222222-2222-4222-8222-222222222222", item("gmv", mine, 1200.5, yesterday, "search")), &dup)
-			if dup.Accepted != 0 || dup.Duplicates != 1 || storedValues(t, s, db, d.id) != "3" {
+			if dup.Accepted != 0 || dup.Duplicates != 1 || storedValues(t, db, d.Tenant) != "3" {
 				t.Fatalf("duplicate value: %+v", dup)
 			}
-			if storedValues(t, s, db, other.id) != "0" {
+			if storedValues(t, db, other.Tenant) != "0" {
 				t.Fatal("a value was stored under another tenant")
 			}
 
 			// The catalog lists the table; a derived metric over it previews the values.
-			d.want(t, "GET", "/api/v1/anls/catalog?table=diy_crx_metrics", "", 0, `"value"`)
-			d.want(t, "POST", "/analysis/api/v1/analytics/metrics", `{"name":"crx_value","display_name":"Collected value","group":"Extension",
+			d.Expect(t, "GET", "/api/v1/anls/catalog?table=diy_crx_metrics", "", 0, `"value"`)
+			d.Expect(t, "POST", "/analysis/api/v1/analytics/metrics", `{"name":"crx_value","display_name":"Collected value","group":"Extension",
 				"type":"derived","config":{"derived":{"source_field":"diy_crx_metrics.value","aggregation":"sum"}}}`, 0, `"metric"`)
 			start, end := yesterday.Add(-48*time.Hour).Format(time.RFC3339), time.Now().UTC().Add(48*time.Hour).Format(time.RFC3339)
 			preview := fmt.Sprintf(`{"metric_names":["crx_value"],"dimensions":["diy_crx_metrics.metric_key"],"start_time":%q,"end_time":%q,
@@ -204,7 +141,7 @@ func TestSyncAppearsInPreview(t *testing.T) {
 				t.Fatalf("preview: %+v (columns %+v)", got, p.Columns)
 			}
 			// The other tenant's preview of the same metric sees none of it.
-			other.want(t, "POST", "/analysis/api/v1/analytics/metrics", `{"name":"crx_value","display_name":"Collected value","group":"Extension",
+			other.Expect(t, "POST", "/analysis/api/v1/analytics/metrics", `{"name":"crx_value","display_name":"Collected value","group":"Extension",
 				"type":"derived","config":{"derived":{"source_field":"diy_crx_metrics.value","aggregation":"sum"}}}`, 0, `"metric"`)
 			var op struct {
 				Rows [][]any `json:"rows"`

@@ -18,69 +18,39 @@ import (
 	"time"
 
 	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/nl2sql"
 )
 
 // tenant is a signed-in tenant with one shop.
 type tenant struct {
-	s    *stack.Stack
-	id   int64
-	tok  string
+	*stack.User
 	shop int64
 }
 
 func demo(t *testing.T, s *stack.Stack) *tenant {
 	t.Helper()
-	tn := &tenant{s: s, tok: s.Admin(t).Access}
-	if err := s.DB.Pool.QueryRow(context.Background(), "SELECT id FROM tenant.tenants WHERE code = 'demo'").Scan(&tn.id); err != nil {
-		t.Fatal(err)
-	}
+	tn := &tenant{User: s.DemoAdmin(t)}
 	tn.shop = tn.addShop(t, "demo-nl2sql-shop")
 	return tn
 }
 
 func addTenant(t *testing.T, s *stack.Stack, code string) *tenant {
 	t.Helper()
-	ctx := context.Background()
-	tn := &tenant{s: s}
-	if err := s.DB.Pool.QueryRow(ctx, "INSERT INTO tenant.tenants (code, name) VALUES ($1, $1) RETURNING id", code).Scan(&tn.id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT $1, 'admin', password_hash, true FROM tenant.users WHERE username = 'admin' AND tenant_id = (SELECT id FROM tenant.tenants WHERE code = 'demo')`, tn.id); err != nil {
-		t.Fatal(err)
-	}
-	tn.tok = s.Login(t, code, "admin", stack.AdminPassword).Access
+	tn := &tenant{User: s.NewTenant(t, code)}
 	tn.shop = tn.addShop(t, code+"-shop")
 	return tn
 }
 
 func (tn *tenant) addShop(t *testing.T, name string) int64 {
 	t.Helper()
-	var id int64
-	if err := tn.s.DB.Pool.QueryRow(context.Background(), `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		VALUES ($1, $2, 'tmall', $2, 'active') RETURNING id`, tn.id, name).Scan(&id); err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return stack.AddShop(t, tn.DB, tn.Tenant, name, "tmall", name)
 }
 
-// want calls the gateway and checks the envelope code (and HTTP status) and that the
-// message or data contains a text; it returns the data.
+// want is Expect's data.
 func (tn *tenant) want(t *testing.T, method, path, body string, code int, contains string) json.RawMessage {
 	t.Helper()
-	var hdr []string
-	if tn.tok != "" {
-		hdr = stack.Bearer(tn.tok)
-	}
-	r := tn.s.Do(t, method, path, body, hdr...)
-	env := testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
-	if env.Code != code || (code != 0 && r.Status != code) || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s %s: want %d containing %q, got HTTP %d %d %s %s", method, path, body, code, contains, r.Status, env.Code, env.Message, env.Data)
-	}
-	return env.Data
+	return tn.Expect(t, method, path, body, code, contains).Data
 }
 
 func decode[T any](t *testing.T, data json.RawMessage) T {
@@ -109,7 +79,7 @@ func TestBuiltinProviderThroughGateway(t *testing.T) {
 	s := stack.Start(t)
 	me, other := demo(t, s), addTenant(t, s, "rival")
 
-	health := decode[map[string]any](t, (&tenant{s: s}).want(t, "GET", "/api/v1/nl2sql/health", "", 0, ""))
+	health := decode[map[string]any](t, (&tenant{User: &stack.User{Stack: s}}).want(t, "GET", "/api/v1/nl2sql/health", "", 0, ""))
 	if health["status"] != "healthy" || health["provider"] != "builtin" || health["api_key_valid"] != true {
 		t.Fatalf("health: %v", health)
 	}
@@ -123,7 +93,7 @@ func TestBuiltinProviderThroughGateway(t *testing.T) {
 	me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d, %d]}`, me.shop, me.shop), 400, "shop_ids")
 	me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d], "ttl_seconds": 5}`, me.shop), 400, "ttl_seconds")
 	me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d, %d]}`, me.shop, other.shop), 403, fmt.Sprint(other.shop))
-	(&tenant{s: s}).want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d]}`, me.shop), 401, "")
+	(&tenant{User: &stack.User{Stack: s}}).want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d]}`, me.shop), 401, "")
 
 	tok := decode[tokenData](t, me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": ["%d"]}`, me.shop), 0, ""))
 	if tok.Token == "" || tok.ExpiresAt == "" {
@@ -158,7 +128,7 @@ func TestBuiltinProviderThroughGateway(t *testing.T) {
 
 	me.want(t, "POST", "/api/v1/nl2sql/setup-datasource", `{}`, 403, "platform operators only")
 	ops := addTenant(t, s, "ops")
-	if _, err := s.DB.Pool.Exec(context.Background(), "UPDATE tenant.tenants SET is_operator = true WHERE id = $1", ops.id); err != nil {
+	if _, err := s.DB.Pool.Exec(context.Background(), "UPDATE tenant.tenants SET is_operator = true WHERE id = $1", ops.Tenant); err != nil {
 		t.Fatal(err)
 	}
 	setup := decode[map[string]any](t, ops.want(t, "POST", "/api/v1/nl2sql/setup-datasource", `{}`, 0, ""))
@@ -270,7 +240,7 @@ func TestExternalProviderFailures(t *testing.T) {
 	f.mu.Lock()
 	vars, role := f.lastVars, f.lastRoleID
 	f.mu.Unlock()
-	if tok.Token != "ext_token_1" || role != "role_ext" || vars["shop_ids"] != fmt.Sprintf("(%d)", me.shop) || vars["tenant_id"] != fmt.Sprint(me.id) {
+	if tok.Token != "ext_token_1" || role != "role_ext" || vars["shop_ids"] != fmt.Sprintf("(%d)", me.shop) || vars["tenant_id"] != fmt.Sprint(me.Tenant) {
 		t.Fatalf("token %+v; provider saw role %q variables %v", tok, role, vars)
 	}
 	again := decode[tokenData](t, me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d]}`, me.shop), 0, ""))
@@ -355,7 +325,7 @@ func TestBuiltinProviderAnswersWithinScope(t *testing.T) {
 	orders := []struct {
 		tenant, shop int64
 		n            int
-	}{{me.id, me.shop, 2}, {me.id, hidden, 5}, {other.id, other.shop, 7}}
+	}{{me.Tenant, me.shop, 2}, {me.Tenant, hidden, 5}, {other.Tenant, other.shop, 7}}
 	oid := int64(900000)
 	for _, o := range orders {
 		for i := 0; i < o.n; i++ {
@@ -385,7 +355,7 @@ func TestBuiltinProviderAnswersWithinScope(t *testing.T) {
 	}
 	// A chat the token's holder creates plays the token's role and variables, whatever it asks.
 	code, ch := providerCall(t, "POST", base[:len(base)-1], emb["token"], fmt.Sprintf(`{"bot_id": %q, "role_variables": {"shop_ids": "(%d, %d)", "tenant_id": "%d"}}`,
-		decode[chatData](t, me.want(t, "GET", "/api/v1/nl2sql/chat/"+emb["chat_id"], "", 0, "")).BotID, hidden, other.shop, other.id))
+		decode[chatData](t, me.want(t, "GET", "/api/v1/nl2sql/chat/"+emb["chat_id"], "", 0, "")).BotID, hidden, other.shop, other.Tenant))
 	if code != 200 {
 		t.Fatalf("chat by token: %d %v", code, ch)
 	}

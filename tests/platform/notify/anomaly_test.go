@@ -1,7 +1,6 @@
 package notify
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,13 +14,8 @@ import (
 // for every user of the tenant (not repeated by a second check).
 func TestMetricAnomalyNotifies(t *testing.T) {
 	s := stack.Start(t)
-	ctx := context.Background()
-	var tenantID, shop int64
-	if err := s.DB.Pool.QueryRow(ctx, `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		SELECT id, 'Flagship', 'taobao', 'tb-1', 'active' FROM tenant.tenants WHERE code = 'demo' RETURNING tenant_id, id`).Scan(&tenantID, &shop); err != nil {
-		t.Fatal(err)
-	}
-	d := &user{s: s, id: tenantID, tok: s.Admin(t).Access}
+	d := &user{s.DemoAdmin(t)}
+	shop := stack.AddShop(t, s.DB, d.Tenant, "Flagship", "taobao", "tb-1")
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	checked := today.AddDate(0, 0, -1)
 	collected := time.Now().UTC().Add(-time.Hour).Format(time.RFC3339)
@@ -34,14 +28,14 @@ func TestMetricAnomalyNotifies(t *testing.T) {
 		items = append(items, fmt.Sprintf(`{"metric_key":"gmv","shop_id":%d,"value":%v,"collected_at":%q,"stat_time":%q}`,
 			shop, v, collected, today.AddDate(0, 0, -i).Format(time.RFC3339)))
 	}
-	d.want(t, "POST", "/api/v1/data/crx/sync", `{"client_batch_id":"aaaaaaaa-1111-4111-8111-111111111111","items":[`+strings.Join(items, ",")+`]}`, 0, `"accepted":14`)
-	d.want(t, "POST", "/analysis/api/v1/analytics/metrics", `{"name":"crx_gmv","display_name":"Extension GMV","group":"Extension",
+	d.Expect(t, "POST", "/api/v1/data/crx/sync", `{"client_batch_id":"aaaaaaaa-1111-4111-8111-111111111111","items":[`+strings.Join(items, ",")+`]}`, 0, `"accepted":14`)
+	d.Expect(t, "POST", "/analysis/api/v1/analytics/metrics", `{"name":"crx_gmv","display_name":"Extension GMV","group":"Extension",
 		"type":"derived","config":{"derived":{"source_field":"diy_crx_metrics.value","aggregation":"sum"}}}`, 0, `"metric"`)
 
 	check := fmt.Sprintf(`{"metric_names":["crx_gmv"],"day":%q,"baseline_days":10,
 		"filters":[{"field":"diy_crx_metrics.metric_key","operator":"eq","value":"gmv"}]}`, checked.Format(time.RFC3339))
-	d.want(t, "POST", "/api/v1/anls/anomalies/check", check, 0, `"notified":1`)
-	env := d.want(t, "POST", "/api/v1/anls/anomalies/check", check, 0, `"direction":"up"`)
+	d.Expect(t, "POST", "/api/v1/anls/anomalies/check", check, 0, `"notified":1`)
+	env := d.Expect(t, "POST", "/api/v1/anls/anomalies/check", check, 0, `"direction":"up"`)
 	if strings.Contains(string(env.Data), `"notified":1`) {
 		t.Fatalf("second check notified again: %s", env.Data)
 	}
@@ -51,11 +45,11 @@ func TestMetricAnomalyNotifies(t *testing.T) {
 	}
 	// The day before was normal: no anomaly, nothing published.
 	normal := strings.Replace(check, checked.Format(time.RFC3339), checked.AddDate(0, 0, -1).Format(time.RFC3339), 1)
-	d.want(t, "POST", "/api/v1/anls/anomalies/check", normal, 0, `"anomaly":false`)
+	d.Expect(t, "POST", "/api/v1/anls/anomalies/check", normal, 0, `"anomaly":false`)
 	if l := d.list(t, `{"type":"metric_alert"}`); l.Total != "1" {
 		t.Fatalf("a normal day notified: %+v", l)
 	}
-	d.want(t, "POST", "/api/v1/anls/anomalies/check", `{"metric_names":[]}`, 400, "metric_names")
-	d.want(t, "POST", "/api/v1/anls/anomalies/check", `{"metric_names":["crx_gmv"],"baseline_days":3}`, 400, "baseline_days")
-	d.want(t, "POST", "/api/v1/anls/anomalies/check", `{"metric_names":["nope"]}`, 400, "metric_names[0]")
+	d.Expect(t, "POST", "/api/v1/anls/anomalies/check", `{"metric_names":[]}`, 400, "metric_names")
+	d.Expect(t, "POST", "/api/v1/anls/anomalies/check", `{"metric_names":["crx_gmv"],"baseline_days":3}`, 400, "baseline_days")
+	d.Expect(t, "POST", "/api/v1/anls/anomalies/check", `{"metric_names":["nope"]}`, 400, "metric_names[0]")
 }

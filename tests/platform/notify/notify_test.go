@@ -7,32 +7,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/shopmind/shopmind/internal/app"
-	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 	"github.com/shopmind/shopmind/services/basic"
 	"github.com/shopmind/shopmind/services/basic/partners"
 	"github.com/shopmind/shopmind/services/basic/partners/partnerstest"
 )
 
-type user struct {
-	s   *stack.Stack
-	id  int64 // tenant id
-	tok string
-}
-
-func (u *user) want(t *testing.T, method, path, body string, code int, contains string) testutil.Envelope {
-	t.Helper()
-	r := u.s.Do(t, method, path, body, stack.Bearer(u.tok)...)
-	env := testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
-	if env.Code != code || (code != 0 && r.Status != code) || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s %s: want %d containing %q, got HTTP %d %d %s %s", method, path, body, code, contains, r.Status, env.Code, env.Message, env.Data)
-	}
-	return env
-}
+type user struct{ *stack.User }
 
 type listed struct {
 	Items []struct {
@@ -50,7 +34,7 @@ type listed struct {
 
 func (u *user) list(t *testing.T, body string) listed {
 	t.Helper()
-	env := u.want(t, "POST", "/notify/api/v1/notify/collect/list", body, 0, "")
+	env := u.Expect(t, "POST", "/notify/api/v1/notify/collect/list", body, 0, "")
 	var l listed
 	if err := json.Unmarshal(env.Data, &l); err != nil {
 		t.Fatal(err)
@@ -69,21 +53,17 @@ func TestProducedByBasicListedAndRead(t *testing.T) {
 		bc.UpstreamRetries = 0
 	})
 	ctx := context.Background()
-	var tenantID, shop int64
-	if err := s.DB.Pool.QueryRow(ctx, `INSERT INTO basic.shops (tenant_id, name, platform, platform_shop_id, status)
-		SELECT id, 'Flagship', 'tmall', 'tm-1', 'active' FROM tenant.tenants WHERE code = 'demo' RETURNING tenant_id, id`).Scan(&tenantID, &shop); err != nil {
-		t.Fatal(err)
-	}
-	d := &user{s: s, id: tenantID, tok: s.Admin(t).Access}
+	d := &user{s.DemoAdmin(t)}
+	shop := stack.AddShop(t, s.DB, d.Tenant, "Flagship", "tmall", "tm-1")
 
 	// Producers: a sync, a partner A failure, an import with a refused row.
-	d.want(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, shop), 0, `"created":30`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-from-platform", fmt.Sprintf(`{"shop_id":%d}`, shop), 0, `"created":30`)
 	var g1, g2 int64
 	if err := s.DB.Pool.QueryRow(ctx, `SELECT min(id), max(id) FROM basic.goods WHERE shop_id = $1`, shop).Scan(&g1, &g2); err != nil {
 		t.Fatal(err)
 	}
-	d.want(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", fmt.Sprintf(`{"goods_ids":[%d]}`, g1), 502, "partner A")
-	d.want(t, "POST", "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[{"goods_id":%d,"item_no":"N-1"},{"goods_id":987654,"item_no":"N-2"}]}`, g2), 0, `"errors"`)
+	d.Expect(t, "POST", "/api/v1/basic/goods/sync-sku-from-partner_a", fmt.Sprintf(`{"goods_ids":[%d]}`, g1), 502, "partner A")
+	d.Expect(t, "POST", "/api/v1/basic/goods/import", fmt.Sprintf(`{"rows":[{"goods_id":%d,"item_no":"N-1"},{"goods_id":987654,"item_no":"N-2"}]}`, g2), 0, `"errors"`)
 
 	all := d.list(t, `{}`)
 	if all.Total != "3" || all.Unread != "3" {
@@ -110,27 +90,22 @@ func TestProducedByBasicListedAndRead(t *testing.T) {
 	}
 
 	// Another tenant sees none of it and cannot mark it.
-	if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO tenant.tenants (code, name) VALUES ('rival', 'rival');
-		INSERT INTO tenant.users (tenant_id, username, password_hash, is_admin)
-		SELECT (SELECT id FROM tenant.tenants WHERE code = 'rival'), 'admin', password_hash, true FROM tenant.users WHERE username = 'admin'`); err != nil {
-		t.Fatal(err)
-	}
-	other := &user{s: s, tok: s.Login(t, "rival", "admin", stack.AdminPassword).Access}
+	other := &user{s.NewTenant(t, "rival")}
 	if l := other.list(t, `{}`); l.Total != "0" {
 		t.Fatalf("other tenant sees %+v", l)
 	}
-	other.want(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":[`+all.Items[0].ID+`]}`, 404, "not found")
+	other.Expect(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":[`+all.Items[0].ID+`]}`, 404, "not found")
 
 	// Mark read, filter by read state, mark all.
-	d.want(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":[`+all.Items[0].ID+`]}`, 0, `"changed":"1"`)
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/read", `{"ids":[`+all.Items[0].ID+`]}`, 0, `"changed":"1"`)
 	if l := d.list(t, `{"read":true}`); l.Total != "1" || !l.Items[0].Read || l.Unread != "2" {
 		t.Fatalf("read: %+v", l)
 	}
-	d.want(t, "POST", "/notify/api/v1/notify/collect/read-all", `{}`, 0, `"changed":"2"`)
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/read-all", `{}`, 0, `"changed":"2"`)
 	if l := d.list(t, `{"read":false}`); l.Total != "0" {
 		t.Fatalf("unread after read-all: %+v", l)
 	}
-	d.want(t, "POST", "/notify/api/v1/notify/collect/list", `{"read":"yes"}`, 400, "read")
-	d.want(t, "POST", "/notify/api/v1/notify/collect/list", `{"sort":"title,asc"}`, 400, "sort")
-	d.want(t, "POST", "/notify/api/v1/notify/collect/list", `{"shop_id":0}`, 400, "shop_id")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/list", `{"read":"yes"}`, 400, "read")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/list", `{"sort":"title,asc"}`, 400, "sort")
+	d.Expect(t, "POST", "/notify/api/v1/notify/collect/list", `{"shop_id":0}`, 400, "shop_id")
 }

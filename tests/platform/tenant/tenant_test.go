@@ -25,21 +25,12 @@ type envelope = testutil.Envelope
 
 func call(t *testing.T, s *stack.Stack, method, path, body, token string) (int, envelope) {
 	t.Helper()
-	var hdr []string
-	if token != "" {
-		hdr = stack.Bearer(token)
-	}
-	r := s.Do(t, method, path, body, hdr...)
-	return r.Status, testutil.DecodeEnvelope(t, method+" "+path, r.Status, r.Body)
+	return (&stack.User{Stack: s, Token: token}).Call(t, method, path, body)
 }
 
 func expect(t *testing.T, s *stack.Stack, method, path, body, token string, code int, contains string) envelope {
 	t.Helper()
-	status, env := call(t, s, method, path, body, token)
-	if env.Code != code || status != code && !(code == 0 && status == 200) || !strings.Contains(env.Message+string(env.Data), contains) {
-		t.Fatalf("%s %s: want %d containing %q, got HTTP %d %+v %s", method, path, code, contains, status, env.Code, env.Message+" "+string(env.Data))
-	}
-	return env
+	return (&stack.User{Stack: s, Token: token}).Expect(t, method, path, body, code, contains)
 }
 
 func login(tenant, user, password string) string {

@@ -60,17 +60,23 @@ func (d *DB) P(n int) string {
 func Postgres(t testing.TB) *DB {
 	t.Helper()
 	tier.Needs(t, "PostgreSQL (warehousetest)")
-	db := pgtest.New(t)
+	return OnPool(t, pgtest.New(t).Pool)
+}
+
+// OnPool opens the PostgreSQL store in the database of pool (a running platform's, say),
+// creating the schema where it is missing.
+func OnPool(t testing.TB, pool *pgxpool.Pool) *DB {
+	t.Helper()
 	ctx := context.Background()
-	store, err := warehouse.Open(ctx, "", db.Pool, slog.New(slog.DiscardHandler))
+	store, err := warehouse.Open(ctx, "", pool, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("warehousetest: open postgres store: %v", err)
 	}
 	if err := store.EnsureSchema(ctx); err != nil {
 		t.Fatalf("warehousetest: postgres schema: %v", err)
 	}
-	return &DB{Store: store, Pool: db.Pool, Exec: func(ctx context.Context, sql string) error {
-		_, err := db.Pool.Exec(ctx, "SET search_path = "+warehouse.PostgresSchema+"; "+sql)
+	return &DB{Store: store, Pool: pool, Exec: func(ctx context.Context, sql string) error {
+		_, err := pool.Exec(ctx, "SET search_path = "+warehouse.PostgresSchema+"; "+sql)
 		return err
 	}}
 }

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -384,7 +385,7 @@ func (x *Index) search(ctx context.Context, v Viewer, query string, topK int, ki
 	var order []string
 	for _, h := range hits {
 		m := h.Metadata
-		if len(kinds) > 0 && !contains(kinds, m["kind"]) {
+		if len(kinds) > 0 && !slices.Contains(kinds, m["kind"]) {
 			continue
 		}
 		key := m["kind"] + ":" + m["id"]
@@ -402,15 +403,6 @@ func (x *Index) search(ctx context.Context, v Viewer, query string, topK int, ki
 		out = append(out, *best[k])
 	}
 	return searched{out, adhocErr, basicErr}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Tool returns search_entities over the index.
@@ -445,11 +437,8 @@ func (t *searchEntities) Call(ctx context.Context, env *agent.ToolEnv, raw json.
 		TopK  int      `json:"top_k"`
 		Kinds []string `json:"kinds"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if _, err := agent.DecodeCall(env, raw, &args); err != nil {
 		return nil, err
-	}
-	if env == nil || env.Request == nil || env.Request.Identity == nil {
-		return nil, agent.ErrNoIdentity
 	}
 	if strings.TrimSpace(args.Query) == "" {
 		return nil, errors.New("query is empty")

@@ -367,11 +367,8 @@ func (t *searchGraph) Call(ctx context.Context, env *agent.ToolEnv, raw json.Raw
 		Limit   int    `json:"limit"`
 		Depth   int    `json:"depth"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if _, err := agent.DecodeCall(env, raw, &args); err != nil {
 		return nil, err
-	}
-	if env == nil || env.Request == nil || env.Request.Identity == nil {
-		return nil, agent.ErrNoIdentity
 	}
 	args.Keyword = strings.TrimSpace(args.Keyword)
 	if args.Keyword == "" {

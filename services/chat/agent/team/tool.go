@@ -64,11 +64,8 @@ func (p *parallelTool) Call(ctx context.Context, env *agent.ToolEnv, raw json.Ra
 		TaskDescription string   `json:"task_description"`
 		AgentsToUse     []string `json:"agents_to_use"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if _, err := agent.DecodeCall(env, raw, &args); err != nil {
 		return nil, err
-	}
-	if env == nil || env.Request == nil || env.Request.Identity == nil {
-		return nil, agent.ErrNoIdentity
 	}
 	if strings.TrimSpace(args.TaskDescription) == "" {
 		return nil, errors.New("task_description is empty")
