@@ -17,9 +17,11 @@ import (
 // inProcess holds the unary methods of the registered services, for calls from the same
 // process (Server.InProcess).
 type inProcess struct {
-	mu          sync.RWMutex
-	methods     map[string]inProcessMethod // by full method name, "/pkg.Service/Method"
-	interceptor grpc.UnaryServerInterceptor
+	mu                sync.RWMutex
+	methods           map[string]inProcessMethod       // by full method name, "/pkg.Service/Method"
+	streamMethods     map[string]inProcessStreamMethod // server-streaming ones (inprocess_stream.go)
+	interceptor       grpc.UnaryServerInterceptor
+	streamInterceptor grpc.StreamServerInterceptor
 }
 
 type inProcessMethod struct {
@@ -27,16 +29,24 @@ type inProcessMethod struct {
 	handler func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error)
 }
 
-// RegisterService records the unary methods of a service (streams are not served here).
+// RegisterService records the unary and server-streaming methods of a service.
 func (p *inProcess) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, m := range desc.Methods {
 		p.methods["/"+desc.ServiceName+"/"+m.MethodName] = inProcessMethod{impl: impl, handler: m.Handler}
 	}
+	for _, st := range desc.Streams {
+		if st.ServerStreams && !st.ClientStreams && p.streamMethods != nil {
+			name := "/" + desc.ServiceName + "/" + st.StreamName
+			p.streamMethods[name] = inProcessStreamMethod{impl: impl, handler: st.Handler,
+				info: &grpc.StreamServerInfo{FullMethod: name, IsServerStream: true}}
+		}
+	}
 }
 
-// inProcessConn is the client side: unary calls run in the process, streams go to streams.
+// inProcessConn is the client side: unary and server-streaming calls run in the process,
+// other streams go to streams.
 type inProcessConn struct {
 	*inProcess
 	streams grpc.ClientConnInterface
@@ -113,8 +123,15 @@ func (c *inProcessConn) Invoke(ctx context.Context, method string, req, reply an
 	return nil
 }
 
-// NewStream opens a stream over the network connection.
+// NewStream runs a server-streaming method in the process (inprocess_stream.go) and opens
+// any other stream over the network connection.
 func (c *inProcessConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	c.mu.RLock()
+	m, ok := c.streamMethods[method]
+	c.mu.RUnlock()
+	if ok && desc.ServerStreams && !desc.ClientStreams {
+		return c.newStream(ctx, m, method, opts)
+	}
 	if c.streams == nil {
 		return nil, status.Errorf(codes.Unimplemented, "streaming method %s is not served in process", method)
 	}

@@ -3,6 +3,8 @@ package grpcserver_test
 import (
 	"context"
 	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,11 +175,23 @@ func TestInProcessCallCopiesMessages(t *testing.T) {
 	}
 }
 
-// Streams go over the network connection the in-process connection was given.
-func TestInProcessStreamsUseTheNetwork(t *testing.T) {
-	probe := &probeNotify{seen: make(chan observed, 1)}
-	calls := 0
-	cc, _ := startInProcess(t, probe, &calls)
+// Server-streaming calls run in the process through the server's stream interceptor chain:
+// the handler sees the caller's metadata, a refusal of the chain is the call's status, the
+// caller's cancellation ends the handler's context, and the unary check still runs in process.
+func TestInProcessStreams(t *testing.T) {
+	var streams atomic.Int32
+	gate := func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		streams.Add(1)
+		if md, _ := metadata.FromIncomingContext(ss.Context()); len(md.Get("x-deny")) > 0 {
+			return status.Error(codes.PermissionDenied, "denied by the chain")
+		}
+		if p, _ := peer.FromContext(ss.Context()); p.Addr.String() != "inprocess" {
+			return status.Errorf(codes.Internal, "peer %v", p.Addr)
+		}
+		return handler(srv, ss)
+	}
+	srv, conn := serve(t, grpcserver.Options{Logger: slog.New(slog.DiscardHandler), Stream: []grpc.StreamServerInterceptor{gate}}, &probeNotify{})
+	cc := srv.InProcess(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	watch, err := healthpb.NewHealthClient(cc).Watch(ctx, &healthpb.HealthCheckRequest{})
@@ -185,11 +199,29 @@ func TestInProcessStreamsUseTheNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, err := watch.Recv()
-	if err != nil || first.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("health watch: %v %v", first, err)
+	if err != nil || first.GetStatus() != healthpb.HealthCheckResponse_SERVING || streams.Load() != 1 {
+		t.Fatalf("health watch: %v %v, %d streams through the chain", first, err, streams.Load())
 	}
-	// And the unary health check runs in process.
-	resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+	if _, err := watch.Header(); err != nil {
+		t.Fatalf("header after the first message: %v", err)
+	}
+	cancel() // the handler blocks until its context ends
+	if _, err := watch.Recv(); status.Code(err) != codes.Canceled {
+		t.Fatalf("after cancel: %v", err)
+	}
+
+	denied, err := healthpb.NewHealthClient(cc).Watch(metadata.AppendToOutgoingContext(context.Background(), "x-deny", "1"), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, err := denied.Header(); err != nil || len(md) != 0 {
+		t.Fatalf("a stream refused before any message: header %v %v, want none", md, err)
+	}
+	if _, err := denied.Recv(); status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "denied by the chain") {
+		t.Fatalf("refused stream: %v", err)
+	}
+	// The unary health check runs in process too.
+	resp, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health check: %v %v", resp, err)
 	}

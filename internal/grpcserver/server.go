@@ -43,11 +43,13 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 }
 
 // InProcess is a client connection to this server's services whose unary calls run in the
-// process, on the caller's goroutine (inprocess.go): the messages are copied rather than
-// encoded, with no HTTP/2 framing and no loopback socket, but every call still runs the whole server interceptor
-// chain (request id and log, recovery, error mapping, authentication, validation) and sees
-// the caller's outgoing metadata as incoming metadata, deadline and cancellation included.
-// Streaming calls go over streams, a network connection to this server. The gateway and the
+// process, on the caller's goroutine (inprocess.go), and whose server-streaming calls run
+// in the process on a goroutine of their own (inprocess_stream.go): the messages are copied
+// rather than encoded, with no HTTP/2 framing and no loopback socket, but every call still
+// runs the whole server interceptor chain (request id and log, recovery, error mapping,
+// authentication, validation) and sees the caller's outgoing metadata as incoming metadata,
+// deadline and cancellation included. Other streams go over streams, a network connection
+// to this server. The gateway and the
 // services use it for the targets the process hosts; it halves the REST edge's cost per
 // request (README, Benchmarks).
 func (s *Server) InProcess(streams grpc.ClientConnInterface) grpc.ClientConnInterface {
@@ -90,7 +92,8 @@ func New(opts Options) (*Server, error) {
 	srv := &Server{Server: grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...),
 		grpc.ForceServerCodecV2(inputcheck.Codec())), // undecodable requests become 400s (inputcheck)
 		Health: health.NewServer(),
-		inproc: &inProcess{methods: map[string]inProcessMethod{}, interceptor: chainUnary(unary)}}
+		inproc: &inProcess{methods: map[string]inProcessMethod{}, streamMethods: map[string]inProcessStreamMethod{},
+			interceptor: chainUnary(unary), streamInterceptor: chainStream(stream)}}
 	healthpb.RegisterHealthServer(srv, srv.Health)
 	reflection.Register(srv.Server)
 	return srv, nil
@@ -110,6 +113,22 @@ func unaryFrom(ics []grpc.UnaryServerInterceptor, i int, info *grpc.UnaryServerI
 	}
 	return func(ctx context.Context, req any) (any, error) {
 		return ics[i](ctx, req, info, unaryFrom(ics, i+1, info, handler))
+	}
+}
+
+// chainStream runs stream interceptors in order, as grpc.ChainStreamInterceptor does.
+func chainStream(ics []grpc.StreamServerInterceptor) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return streamFrom(ics, 0, info, handler)(srv, ss)
+	}
+}
+
+func streamFrom(ics []grpc.StreamServerInterceptor, i int, info *grpc.StreamServerInfo, handler grpc.StreamHandler) grpc.StreamHandler {
+	if i == len(ics) {
+		return handler
+	}
+	return func(srv any, ss grpc.ServerStream) error {
+		return ics[i](srv, ss, info, streamFrom(ics, i+1, info, handler))
 	}
 }
 
