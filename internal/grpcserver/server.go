@@ -48,8 +48,8 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 // rather than encoded, with no HTTP/2 framing and no loopback socket, but every call still
 // runs the whole server interceptor chain (request id and log, recovery, error mapping,
 // authentication, validation) and sees the caller's outgoing metadata as incoming metadata,
-// deadline and cancellation included. Other streams go over streams, a network connection
-// to this server. The gateway and the
+// deadline and cancellation included. Client-streaming and bidirectional calls (none in
+// ShopMind) go over streams, a network connection to this server. The gateway and the
 // services use it for the targets the process hosts; it halves the REST edge's cost per
 // request (README, Benchmarks).
 func (s *Server) InProcess(streams grpc.ClientConnInterface) grpc.ClientConnInterface {
