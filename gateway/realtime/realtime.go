@@ -188,16 +188,17 @@ func (c *conn) send(f frame) bool {
 	if err != nil {
 		b, _ = json.Marshal(frame{Type: "error", Topic: f.Topic, Code: 500, Message: "an event could not be encoded"})
 	}
-	return c.queue(b)
+	return c.queue(c.ctx, b)
 }
 
-// queue queues an encoded frame, waiting while the queue is full; false when the
-// connection ended.
-func (c *conn) queue(b []byte) bool {
+// queue queues an encoded frame, waiting while the queue is full; false when ctx (the
+// connection's, or a subscription's: an unsubscribe must not wait behind a slow client)
+// ended.
+func (c *conn) queue(ctx context.Context, b []byte) bool {
 	select {
 	case c.out <- b:
 		return true
-	case <-c.ctx.Done():
+	case <-ctx.Done():
 		return false
 	}
 }
@@ -396,7 +397,7 @@ func (c *conn) follow(ctx context.Context, topic string, route Route, id string,
 			failed(apperr.Internal(err))
 			return
 		}
-		if !c.queue(b) {
+		if !c.queue(ctx, b) {
 			return
 		}
 	}

@@ -22,6 +22,9 @@ type inProcess struct {
 	streamMethods     map[string]inProcessStreamMethod // server-streaming ones (inprocess_stream.go)
 	interceptor       grpc.UnaryServerInterceptor
 	streamInterceptor grpc.StreamServerInterceptor
+	// base ends every in-process stream when the server stops (Server.Stop).
+	base        context.Context
+	stopStreams context.CancelFunc
 }
 
 type inProcessMethod struct {
@@ -37,7 +40,7 @@ func (p *inProcess) RegisterService(desc *grpc.ServiceDesc, impl any) {
 		p.methods["/"+desc.ServiceName+"/"+m.MethodName] = inProcessMethod{impl: impl, handler: m.Handler}
 	}
 	for _, st := range desc.Streams {
-		if st.ServerStreams && !st.ClientStreams && p.streamMethods != nil {
+		if st.ServerStreams && !st.ClientStreams {
 			name := "/" + desc.ServiceName + "/" + st.StreamName
 			p.streamMethods[name] = inProcessStreamMethod{impl: impl, handler: st.Handler,
 				info: &grpc.StreamServerInfo{FullMethod: name, IsServerStream: true}}

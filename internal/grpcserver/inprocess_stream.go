@@ -41,7 +41,10 @@ func (c *inProcessConn) newStream(ctx context.Context, m inProcessStreamMethod, 
 	st := &inProcessStream{method: method, opts: opts, req: make(chan proto.Message, 1),
 		msgs: make(chan proto.Message, streamQueue), headerSent: make(chan struct{}), done: make(chan struct{})}
 	st.sctx = serverContext(sctx, st)
+	// The server's stop ends the handler as closing a network transport would.
+	stopped := context.AfterFunc(c.base, cancel)
 	go func() {
+		defer stopped()
 		defer cancel()
 		var err error
 		func() {
@@ -69,34 +72,57 @@ type inProcessStream struct {
 	headerSent chan struct{}
 	done       chan struct{}
 
-	mu         sync.Mutex
-	header     metadata.MD
-	trailer    metadata.MD
-	headerOnce sync.Once
-	err        error // the handler's status, once done is closed
+	mu           sync.Mutex
+	header       metadata.MD
+	trailer      metadata.MD
+	sent         bool  // headerSent is closed
+	trailersOnly bool  // the handler ended before sending a header or a message
+	err          error // the handler's status, once done is closed
+	optsOnce     sync.Once
 }
 
-func (s *inProcessStream) sendHeader() { s.headerOnce.Do(func() { close(s.headerSent) }) }
+// sendHeader marks the header sent (once); s.mu must be held.
+func (s *inProcessStream) sendHeaderLocked() {
+	if !s.sent {
+		s.sent = true
+		close(s.headerSent)
+	}
+}
+
+func (s *inProcessStream) sendHeader() {
+	s.mu.Lock()
+	s.sendHeaderLocked()
+	s.mu.Unlock()
+}
 
 func (s *inProcessStream) finish(err error) {
 	s.mu.Lock()
 	if err != nil {
 		s.err = status.Convert(err).Err()
 	}
-	header, trailer := s.header, s.trailer
+	s.trailersOnly = !s.sent
+	s.sendHeaderLocked()
 	s.mu.Unlock()
-	for _, o := range s.opts {
-		switch o := o.(type) {
-		case grpc.HeaderCallOption:
-			*o.HeaderAddr = header
-		case grpc.TrailerCallOption:
-			*o.TrailerAddr = trailer
-		case grpc.PeerCallOption:
-			*o.PeerAddr = *inProcessPeer
-		}
-	}
-	s.sendHeader()
 	close(s.done)
+}
+
+// setCallOptions fills the caller's grpc.Header, grpc.Trailer and grpc.Peer options once the
+// call is over, on the caller's goroutine.
+func (s *inProcessStream) setCallOptions() {
+	s.optsOnce.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, o := range s.opts {
+			switch o := o.(type) {
+			case grpc.HeaderCallOption:
+				*o.HeaderAddr = s.header
+			case grpc.TrailerCallOption:
+				*o.TrailerAddr = s.trailer
+			case grpc.PeerCallOption:
+				*o.PeerAddr = *inProcessPeer
+			}
+		}
+	})
 }
 
 // The grpc.ServerTransportStream of the handler's context (grpc.SetHeader and friends).
@@ -104,22 +130,23 @@ func (s *inProcessStream) finish(err error) {
 func (s *inProcessStream) Method() string { return s.method }
 
 func (s *inProcessStream) SetHeader(md metadata.MD) error {
-	select {
-	case <-s.headerSent:
-		return fmt.Errorf("grpc: headers of %s already sent", s.method)
-	default:
-	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sent {
+		return fmt.Errorf("grpc: headers of %s already sent", s.method)
+	}
 	s.header = metadata.Join(s.header, md)
-	s.mu.Unlock()
 	return nil
 }
 
 func (s *inProcessStream) SendHeader(md metadata.MD) error {
-	if err := s.SetHeader(md); err != nil {
-		return err
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sent {
+		return fmt.Errorf("grpc: headers of %s already sent", s.method)
 	}
-	s.sendHeader()
+	s.header = metadata.Join(s.header, md)
+	s.sendHeaderLocked()
 	return nil
 }
 
@@ -182,7 +209,7 @@ type clientSide struct {
 func (c clientSide) Context() context.Context { return c.ctx }
 
 // Header waits for the handler's header (or its first message, or its end): nil, nil when
-// the call ended without one, as over the network.
+// the call ended without one (a trailers-only answer), as over the network.
 func (c clientSide) Header() (metadata.MD, error) {
 	select {
 	case <-c.headerSent:
@@ -191,6 +218,9 @@ func (c clientSide) Header() (metadata.MD, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.trailersOnly {
+		return nil, nil
+	}
 	return c.header.Copy(), nil
 }
 
@@ -247,6 +277,7 @@ func (c clientSide) RecvMsg(m any) error {
 			return take(msg)
 		default:
 		}
+		c.setCallOptions()
 		if c.err != nil {
 			return c.err
 		}

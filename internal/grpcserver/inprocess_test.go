@@ -214,8 +214,8 @@ func TestInProcessStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md, err := denied.Header(); err != nil || len(md) != 0 {
-		t.Fatalf("a stream refused before any message: header %v %v, want none", md, err)
+	if md, err := denied.Header(); err != nil || md != nil {
+		t.Fatalf("a stream refused before any message: header %v %v, want nil (trailers only)", md, err)
 	}
 	if _, err := denied.Recv(); status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "denied by the chain") {
 		t.Fatalf("refused stream: %v", err)
@@ -224,5 +224,26 @@ func TestInProcessStreams(t *testing.T) {
 	resp, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health check: %v %v", resp, err)
+	}
+
+	// Stopping the server ends an in-process stream whose caller is still reading, as
+	// closing a network transport would.
+	open, err := healthpb.NewHealthClient(cc).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	stopCtx, stopNow := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer stopNow()
+	srv.Stop(stopCtx)
+	for {
+		if _, err = open.Recv(); err != nil {
+			break // the health server's last status first, then the end
+		}
+	}
+	if code := status.Code(err); code != codes.Canceled && code != codes.Unavailable {
+		t.Fatalf("after Stop: %v", err)
 	}
 }

@@ -94,6 +94,7 @@ func New(opts Options) (*Server, error) {
 		Health: health.NewServer(),
 		inproc: &inProcess{methods: map[string]inProcessMethod{}, streamMethods: map[string]inProcessStreamMethod{},
 			interceptor: chainUnary(unary), streamInterceptor: chainStream(stream)}}
+	srv.inproc.base, srv.inproc.stopStreams = context.WithCancel(context.Background())
 	healthpb.RegisterHealthServer(srv, srv.Health)
 	reflection.Register(srv.Server)
 	return srv, nil
@@ -150,6 +151,9 @@ func (s *Server) Stop(ctx context.Context) {
 	case <-ctx.Done():
 		s.Server.Stop()
 	}
+	// In-process streams run while the network ones drain, then end as a closed transport
+	// would end theirs.
+	s.inproc.stopStreams()
 }
 
 type metrics struct {

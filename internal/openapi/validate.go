@@ -110,8 +110,11 @@ func checkEvents(rt *routers.Route, status int, body []byte, complete bool, name
 		for _, line := range bytes.Split(ev, []byte("\n")) {
 			data, ok := bytes.CutPrefix(line, []byte("data: "))
 			if !ok {
-				if len(line) > 0 && line[0] != ':' {
-					return fmt.Errorf("%s: an event-stream line neither data nor comment: %q", name, clip(line))
+				// Comments and the other fields of the format (a resumable stream's id) are
+				// not data.
+				if len(line) > 0 && line[0] != ':' && !bytes.HasPrefix(line, []byte("id: ")) &&
+					!bytes.HasPrefix(line, []byte("event: ")) && !bytes.HasPrefix(line, []byte("retry: ")) {
+					return fmt.Errorf("%s: an event-stream line neither data, id nor comment: %q", name, clip(line))
 				}
 				continue
 			}

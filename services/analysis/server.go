@@ -243,7 +243,6 @@ func roundNoise(x float64) float64 {
 	return r
 }
 
-// valuePB turns a SQL value into JSON: numbers, strings, booleans, null; times as RFC 3339.
 // rowsPB is result rows as the contract's lists of values (an empty list, never null).
 func rowsPB(rows [][]any) []*structpb.ListValue {
 	out := make([]*structpb.ListValue, 0, len(rows))
@@ -257,6 +256,7 @@ func rowsPB(rows [][]any) []*structpb.ListValue {
 	return out
 }
 
+// valuePB turns a SQL value into JSON: numbers, strings, booleans, null; times as RFC 3339.
 func valuePB(v any) *structpb.Value {
 	switch x := v.(type) {
 	case nil:

@@ -72,7 +72,8 @@ func (s *server) SyncMetrics(ctx context.Context, req *crxv1.SyncMetricsRequest)
 	if err != nil {
 		s.notify.Publish(ctx, notifyclient.Notification{Type: "crx_upload_failed", Level: notifyclient.LevelError,
 			Source: "crx.sync", UserID: id.UserID, Title: fmt.Sprintf("Extension upload of %d values failed", len(req.GetItems())),
-			Content: "The analytical store did not accept the batch; the extension keeps it and retries. Batch " + req.GetClientBatchId()})
+			Content:  "The analytical store did not accept the batch; the extension keeps it and retries. Batch " + req.GetClientBatchId(),
+			DedupKey: "crx.sync.failed:" + req.GetClientBatchId()}) // once per batch, however often it is retried
 		return nil, apperr.New(apperr.KindUnavailable, "the analytical store is unavailable; nothing of the batch was stored, retry it")
 	}
 	resp.Accepted = int32(inserted)
@@ -188,16 +189,21 @@ func (s *server) checkItems(ctx context.Context, id *authn.Identity, req *crxv1.
 			stat = it.GetStatTime().AsTime().UTC().Truncate(time.Second)
 		}
 		var sh *basicv1.Shop
+		ambiguous := false
 		if it.GetShopId() != 0 {
 			sh = shops.byID[it.GetShopId()]
 		} else {
-			sh = shops.byPlatform[it.GetPlatformShopId()]
+			sh, ambiguous = shops.byPlatformID(it.GetPlatform(), it.GetPlatformShopId())
 		}
 		switch {
 		case !keys[it.GetMetricKey()]:
 			reject(codeUnknownMetric, "metric %q is not in the tenant's extension configuration", it.GetMetricKey())
 		case sh == nil && it.GetShopId() != 0:
 			reject(codeUnknownShop, "shop %d is not a shop of your tenant", it.GetShopId())
+		case ambiguous:
+			reject(codeUnknownShop, "platform shop %q is a shop of your tenant on more than one platform: set platform", it.GetPlatformShopId())
+		case sh == nil && it.GetPlatform() != "":
+			reject(codeUnknownShop, "platform shop %q on %s is not a shop of your tenant", it.GetPlatformShopId(), it.GetPlatform())
 		case sh == nil:
 			reject(codeUnknownShop, "platform shop %q is not a shop of your tenant", it.GetPlatformShopId())
 		case collected.After(now.Add(clockSkew)):
@@ -224,7 +230,29 @@ func (s *server) checkItems(ctx context.Context, id *authn.Identity, req *crxv1.
 // shopSet is the caller's tenant's shops named by a batch.
 type shopSet struct {
 	byID       map[int64]*basicv1.Shop
-	byPlatform map[string]*basicv1.Shop
+	byPlatform map[string][]*basicv1.Shop // by platform shop id: one per platform at most
+}
+
+// byPlatformID finds a shop by its platform shop id, which is unique only per platform: on
+// the item's platform when it names one; otherwise the one shop of that id, ambiguous when
+// the tenant has that id on several platforms.
+func (s *shopSet) byPlatformID(platform, platformShopID string) (sh *basicv1.Shop, ambiguous bool) {
+	candidates := s.byPlatform[platformShopID]
+	if platform != "" {
+		for _, c := range candidates {
+			if c.GetPlatform() == platform {
+				return c, false
+			}
+		}
+		return nil, false
+	}
+	if len(candidates) > 1 {
+		return nil, true
+	}
+	if len(candidates) == 1 {
+		return candidates[0], false
+	}
+	return nil, false
 }
 
 // resolveShops asks the basic service which of the batch's shops belong to the caller's
@@ -251,12 +279,10 @@ func (s *server) resolveShops(ctx context.Context, items []*crxv1.MetricItem) (*
 		s.log.Warn("crx: shop directory", "error", err)
 		return nil, apperr.New(apperr.KindUnavailable, "the shop directory is unavailable; retry the batch")
 	}
-	out := &shopSet{byID: map[int64]*basicv1.Shop{}, byPlatform: map[string]*basicv1.Shop{}}
+	out := &shopSet{byID: map[int64]*basicv1.Shop{}, byPlatform: map[string][]*basicv1.Shop{}}
 	for _, sh := range resp.GetShops() {
 		out.byID[sh.GetId()] = sh
-		if _, dup := out.byPlatform[sh.GetPlatformShopId()]; !dup {
-			out.byPlatform[sh.GetPlatformShopId()] = sh
-		}
+		out.byPlatform[sh.GetPlatformShopId()] = append(out.byPlatform[sh.GetPlatformShopId()], sh)
 	}
 	return out, nil
 }

@@ -158,21 +158,16 @@ func (s *server) UpdateTenantConfig(ctx context.Context, req *crxv1.UpdateTenant
 	if err != nil {
 		return nil, err
 	}
+	c := &tenantConfig{metrics: req.GetMetrics(), upload: req.GetUpload()}
 	if req.GetRestoreDefaults() {
-		if _, err := s.pool.Exec(ctx, `DELETE FROM crx.tenant_configs WHERE tenant_id = $1`, id.TenantID); err != nil {
-			return nil, err
-		}
-		c, err := s.loadConfig(ctx, id.TenantID)
-		if err != nil {
-			return nil, err
-		}
-		return &crxv1.UpdateTenantConfigResponse{Config: c.pb()}, nil
-	}
-	if err := checkTenantConfig(req.GetMetrics(), req.GetUpload()); err != nil {
+		// Stored as a new version like any change (not deleted: the version would go back to
+		// one an extension may hold, and it would not reload).
+		c = &tenantConfig{metrics: DefaultMetrics(), upload: DefaultUpload()}
+	} else if err := checkTenantConfig(c.metrics, c.upload); err != nil {
 		return nil, err
 	}
 	metrics := []byte("[")
-	for i, m := range req.GetMetrics() {
+	for i, m := range c.metrics {
 		if i > 0 {
 			metrics = append(metrics, ',')
 		}
@@ -183,11 +178,10 @@ func (s *server) UpdateTenantConfig(ctx context.Context, req *crxv1.UpdateTenant
 		metrics = append(metrics, b...)
 	}
 	metrics = append(metrics, ']')
-	upload, err := protojson.Marshal(req.GetUpload())
+	upload, err := protojson.Marshal(c.upload)
 	if err != nil {
 		return nil, apperr.Internal(err)
 	}
-	c := &tenantConfig{metrics: req.GetMetrics(), upload: req.GetUpload()}
 	if c.metrics == nil {
 		c.metrics = []*crxv1.MetricDefinition{}
 	}
@@ -202,12 +196,16 @@ func (s *server) UpdateTenantConfig(ctx context.Context, req *crxv1.UpdateTenant
 	return &crxv1.UpdateTenantConfigResponse{Config: c.pb()}, nil
 }
 
+// Names a configuration may use: metric keys and platforms.
+var (
+	keyRe      = regexp.MustCompile(`^[a-z][a-z0-9_.]{0,63}$`)
+	platformRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+)
+
 // checkTenantConfig checks what the request rules cannot: each violation names its field.
 func checkTenantConfig(metrics []*crxv1.MetricDefinition, u *crxv1.UploadSettings) error {
 	var v []apperr.FieldViolation
 	bad := func(field, msg string) { v = append(v, apperr.FieldViolation{Field: field, Message: msg}) }
-	keyRe := regexp.MustCompile(`^[a-z][a-z0-9_.]{0,63}$`)
-	platformRe := regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 	seen := map[string]bool{}
 	for i, m := range metrics {
 		f := func(name string) string { return fmt.Sprintf("metrics[%d].%s", i, name) }

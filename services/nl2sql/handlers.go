@@ -79,7 +79,8 @@ func (b *bridge) token(ctx context.Context, id *authn.Identity, shops []int64, t
 	}
 	sorted := slices.Clone(shops)
 	slices.Sort(sorted)
-	key := fmt.Sprintf("%s|%d|%s|%s|%v", p.url, id.TenantID, role, ttl, sorted)
+	// Per user: the token carries the user in its profile and its record.
+	key := fmt.Sprintf("%s|%d|%d|%s|%s|%v", p.url, id.TenantID, id.UserID, role, ttl, sorted)
 	now := time.Now()
 	if c, ok := b.tokens.get(key, now, p.eff.CacheMargin); ok {
 		return &issued{value: c.token, expiresAt: c.expiresAt, roleID: role, p: p, ids: ids}, nil

@@ -286,7 +286,7 @@ func (s *pgStore) mapError(ctx, qctx context.Context, opts QueryOptions, err err
 		switch {
 		case pgErr.Code == "42501": // insufficient_privilege: outside the sandbox role's grants
 			return &apperr.Error{Kind: apperr.KindForbidden, Message: "SQL refused by the database: " + pgErr.Message, Cause: err}
-		case strings.HasPrefix(pgErr.Code, "53"), pgErr.Code == "54001": // resources, statement too complex
+		case pgErr.Code == "53100", pgErr.Code == "53200", pgErr.Code == "54001": // disk full, out of memory, too complex; not 53300 (too many connections: unavailable, below)
 			return capError("the query exceeded a database resource limit: %s", pgErr.Message)
 		case strings.HasPrefix(pgErr.Code, "42"), strings.HasPrefix(pgErr.Code, "22"),
 			strings.HasPrefix(pgErr.Code, "21"), strings.HasPrefix(pgErr.Code, "0A"),
