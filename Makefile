@@ -10,6 +10,9 @@ PROTOVALIDATE_MOD := github.com/bufbuild/protovalidate@v1.2.2
 # The ref that `make breaking` compares the contract against.
 BREAKING_AGAINST ?= main
 TEST_FLAGS ?=
+# The whole-platform tests in tests/ build only with this tag (internal/testutil/tier), so the
+# unit tier (`go test -short ./...`) does not link their fourteen whole-platform binaries.
+PLATFORM_TAGS := -tags platform
 BENCH ?= .
 
 .PHONY: all build install run run-tls run-cluster test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui
@@ -74,7 +77,7 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
-	go vet ./...
+	go vet $(PLATFORM_TAGS) ./...
 
 # The layering rules of README.md (Architecture), checked on the import graph.
 imports:
@@ -137,22 +140,23 @@ run-tls: build
 	SHOPMIND_TLS_CERT_FILE=$(DEVCERT_DIR)/cert.pem SHOPMIND_TLS_KEY_FILE=$(DEVCERT_DIR)/key.pem \
 		SHOPMIND_DEMO_DATA=$${SHOPMIND_DEMO_DATA:-true} $(BIN)/shopmind serve
 
-# Every tier (unit, contract, platform). cmd/testprogress prints a line as each package
+# Every tier (unit, contract, platform: hence the tag). cmd/testprogress prints a line as each package
 # starts and ends, names the packages still running every minute, and prints the failed
 # tests' output in full at the end; pipefail keeps a failure of go test itself fatal.
 TEST_PROGRESS := go run ./cmd/testprogress
 test: deps
-	@set -o pipefail; go test -count=1 -json $(TEST_FLAGS) ./... | $(TEST_PROGRESS)
+	@set -o pipefail; go test $(PLATFORM_TAGS) -count=1 -json $(TEST_FLAGS) ./... | $(TEST_PROGRESS)
 
 # The unit tier: no database, no external server, no platform (helpers needing one skip
-# under -short, see internal/testutil/tier); needs no `make deps`.
+# under -short, see internal/testutil/tier; tests/ does not build without the platform tag);
+# needs no `make deps`.
 test-short:
 	@set -o pipefail; go test -short -count=1 -json $(TEST_FLAGS) ./... | $(TEST_PROGRESS)
 
 # SHOPMIND_BENCH_ORDERS sizes the analytics benchmark (10 million orders, loaded once into
 # database shopmind_bench_analytics and ClickHouse database shopmind_bench, kept for later runs).
 bench: deps build
-	SHOPMIND_BENCH_ORDERS=$${SHOPMIND_BENCH_ORDERS:-10000000} go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 2h ./...
+	SHOPMIND_BENCH_ORDERS=$${SHOPMIND_BENCH_ORDERS:-10000000} go test $(PLATFORM_TAGS) -run '^$$' -bench '$(BENCH)' -benchmem -timeout 2h ./...
 
 # The whole stack against a hand-written peer (cmd/benchstack): ShopMind and the peer on one
 # database, loaded alternately by wrk (installed from Debian's packages when missing);

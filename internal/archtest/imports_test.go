@@ -209,7 +209,8 @@ func loadGraph(t *testing.T) graph {
 	}
 	dir := filepath.Dir(string(goCmd("env", "GOMOD")))
 	g := graph{module: string(goCmd("list", "-m")), imports: map[string][]string{}, testImports: map[string][]string{}}
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,TestImports,XTestImports", "./...")
+	// The platform tag brings in tests/ (internal/testutil/tier), whose imports obey the rules too.
+	cmd := exec.Command("go", "list", "-tags", "platform", "-deps", "-json=ImportPath,Imports,TestImports,XTestImports", "./...")
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

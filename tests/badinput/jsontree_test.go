@@ -1,3 +1,5 @@
+//go:build platform
+
 package badinput
 
 import (

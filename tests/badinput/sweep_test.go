@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package badinput is the bad-input sweep: hostile requests generated from the OpenAPI
 // document for every REST operation (WAF on, WAF off, WAF off with loopback gRPC between
 // the gateway and the services) and from the descriptors for every gRPC method. No answer

@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package cluster runs ShopMind as an operator does in microservices mode: Debian's
 // etcd-server and one `shopmind serve` process per target (two gateways, two tenant
 // replicas, one process for each other service), each on its own ports, finding each other

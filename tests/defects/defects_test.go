@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package defects holds one test per defect the reliability issue reproduced on a fresh
 // `make run` (concurrent writes, duplicate favorites, bytes PostgreSQL refuses, malformed
 // JSON, stream errors, a busy port; production seeding is tested in services/tenant and

@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package deploy checks the deploy artefacts of deploy/ as far as this machine allows (no
 // Kubernetes cluster and no container engine runs here): the Kubernetes manifests decode
 // strictly into the Kubernetes API types (k8s.io/api; an unknown or misspelt field fails)

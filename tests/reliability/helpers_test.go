@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package reliability drives the whole platform under concurrency and under real faults: a
 // PostgreSQL restarted under load, the analytical store cut off and back, and a store too
 // slow for its query timeout. Every test bounds itself in time, so a hung platform fails

@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package sdk runs the SDKs' own test suites (sdk/typescript, sdk/python) against a running
 // platform: the whole platform with demo data behind the real gateway, and its gRPC
 // listener. `make sdk` generates both SDKs from the contract first, so a change of the

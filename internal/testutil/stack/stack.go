@@ -5,8 +5,9 @@
 //     and signs the demo admin in over gRPC; services/<name>/contract_test.go call one
 //     service's RPCs through the generated typed clients.
 //   - platform: Start, StartOn, StartWith and StartTargets run every service behind the
-//     real gateway (and its WAF), for tests of what goes through the edge. The cross-service
-//     ones live in tests/ (defects, reliability, badinput); a service's package holds the rest.
+//     real gateway (and its WAF), for tests of what goes through the edge. They live in
+//     tests/ (built with -tags platform): tests/platform/<name> per service, the
+//     cross-service ones in tests/defects, tests/reliability and tests/badinput.
 //
 // Both skip under -short (the unit tier).
 package stack

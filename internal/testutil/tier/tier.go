@@ -4,8 +4,11 @@
 //     platform; loopback fakes (httptest, an in-process gRPC server) are fine.
 //   - contract: services/<name>/contract_test.go, one service's RPCs through the generated
 //     typed clients on the gRPC server only (stack.StartServices: no gateway, no WAF).
-//   - platform: stack.Start and friends, through the gateway; tests/ holds the
-//     cross-service ones.
+//   - platform: stack.Start and friends, through the gateway, in tests/ (bar cmd/shopmind's
+//     tests of its own commands, which check their effect on a running platform). Those files
+//     build only with -tags platform (`make test` passes it): under -short they could only
+//     skip, and linking their whole-platform binaries would be most of the unit tier's
+//     time. internal/archtest fails naming a file of tests/ without the constraint.
 //
 // Every helper that needs more than the unit tier allows (pgtest, stack, warehousetest, an
 // embedded etcd, the built binary) calls Needs first, so -short skips its tests in one

@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package crx tests the browser extension's backend through the gateway, as the extension
 // and a new user would use it: login, configuration, uploads, ad-hoc data, error log,
 // version check, and the uploaded values in a derived metric's preview.

@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package nl2sql tests the NL2SQL integration service through the gateway: against the
 // built-in provider (the nl2sql-provider target, in process) and against a scripted fake
 // external provider that fails, stalls, answers malformed data and rejects keys.

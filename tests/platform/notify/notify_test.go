@@ -1,3 +1,5 @@
+//go:build platform
+
 // Package notify tests the notifications through the gateway: produced by the basic
 // service's sync and import and by partner failures, listed with filters, sort and
 // pagination, marked read, and scoped to the tenant and user.

@@ -1,10 +1,11 @@
+//go:build platform
+
 package app_test
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 	"io"
 	"net"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/discovery"
+	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
 )
