@@ -6,8 +6,8 @@
 // may be a 500 (gRPC: Internal, Unknown, DataLoss), every answer is an envelope (a status)
 // with a message naming the problem, and no message leaks internals.
 //
-//	go test ./tests/badinput/ -run TestBadInputSweep -v
-//	go test ./tests/badinput/ -run 'TestBadInputSweep/rest-waf-on'
+//	go test -tags platform ./tests/badinput/ -run TestBadInputSweep -v
+//	go test -tags platform ./tests/badinput/ -run 'TestBadInputSweep/rest-waf-on'
 package badinput
 
 import (

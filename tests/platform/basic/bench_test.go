@@ -93,7 +93,7 @@ func loadBenchGoods(b testing.TB, d *tenant) (shops, cats, staff []int64) {
 // kinds below (random sort field and direction, pages 1 to 5), then each kind alone. Run
 // with a fixed count:
 //
-//	go test ./services/basic -run '^$' -bench 'BenchmarkGoodsList|BenchmarkGatewayFloor' -benchtime 3000x
+//	go test -tags platform ./tests/platform/basic -run '^$' -bench 'BenchmarkGoodsList|BenchmarkGatewayFloor' -benchtime 3000x
 func BenchmarkGoodsList(b *testing.B) {
 	s := stack.Start(b, func(c *app.Config) { app.ServiceConfig[basic.Config](c, "basic").WarehouseRetryInterval = time.Hour })
 	d := demo(b, s)
