@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -22,8 +21,7 @@ var migrationFiles embed.FS
 
 // Migrations are the revocation table's migrations; every target that verifies tokens needs them.
 func Migrations() postgres.Migrations {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
-	return postgres.Migrations{Service: "authn", FS: sub}
+	return *postgres.Embedded("authn", migrationFiles)
 }
 
 // Revocation kinds.

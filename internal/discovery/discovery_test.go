@@ -2,7 +2,6 @@ package discovery
 
 import (
 	"context"
-	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	systemv1 "github.com/shopmind/shopmind/gen/go/shopmind/system/v1"
+	"github.com/shopmind/shopmind/internal/testutil"
+	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 )
 
 const testTTL = 2 * time.Second
@@ -127,18 +128,6 @@ func round(c systemv1.SystemServiceClient, n int) (map[string]int, error) {
 	return seen, first
 }
 
-// eventually retries cond every 50ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func keysUnder(t *testing.T, c *clientv3.Client, prefix string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -174,7 +163,7 @@ func TestFailover(t *testing.T) {
 
 	// Round robin: once both instances are known and connected, 20 calls reach both.
 	var seen map[string]int
-	eventually(t, 5*time.Second, "both instances answer", func() bool {
+	testutil.Eventually(t, 5*time.Second, "both instances answer", func() bool {
 		seen, _ = round(client, 20)
 		return seen["a"] > 0 && seen["b"] > 0
 	})
@@ -186,7 +175,7 @@ func TestFailover(t *testing.T) {
 	a.crash()
 	crashed := time.Now()
 	prefix := cfg.Prefix(target)
-	eventually(t, testTTL+3*time.Second, "crashed instance dropped by the resolver", func() bool {
+	testutil.Eventually(t, testTTL+3*time.Second, "crashed instance dropped by the resolver", func() bool {
 		addrs, _ := builder.LastKnown(prefix)
 		return slices.Equal(addrs, []string{b.addr})
 	})
@@ -319,7 +308,7 @@ func TestRegistrationLifecycle(t *testing.T) {
 	if _, err := c.Revoke(ctx, lost); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "registered again under a new lease", func() bool {
+	testutil.Eventually(t, 5*time.Second, "registered again under a new lease", func() bool {
 		reg.mu.Lock()
 		defer reg.mu.Unlock()
 		return reg.lease != lost && slices.Equal(keysUnder(t, c, prefix), []string{reg.Key()})

@@ -30,6 +30,16 @@ type Migrations struct {
 	FS fs.FS
 }
 
+// Embedded are service's migrations in the migrations/ folder of files, a package's
+// `//go:embed migrations/*.sql`.
+func Embedded(service string, files fs.FS) *Migrations {
+	sub, err := fs.Sub(files, "migrations")
+	if err != nil { // only for an invalid path, which "migrations" is not
+		panic(err)
+	}
+	return &Migrations{Service: service, FS: sub}
+}
+
 // EnsureDatabase creates the database named in dbURL when it does not exist yet.
 func EnsureDatabase(ctx context.Context, dbURL string) error {
 	u, err := url.Parse(dbURL)

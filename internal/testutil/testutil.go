@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -105,4 +106,15 @@ func SSEData(r io.Reader) (data []string, done bool, err error) {
 		data = append(data, d)
 	}
 	return data, false, sc.Err()
+}
+
+// Eventually polls cond every 20ms until it holds, failing the test naming what when
+// timeout passes first (a bound on waiting, not a timing assertion).
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, timeout)
+		}
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"math"
 	"strconv"
 	"time"
@@ -35,11 +34,10 @@ var migrationFiles embed.FS
 
 // Service describes the analysis service to the binary.
 func Service() service.Def {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
 	st := &registration{}
 	return service.Def{
 		Name:       "analysis",
-		Migrations: &postgres.Migrations{Service: "analysis", FS: sub},
+		Migrations: postgres.Embedded("analysis", migrationFiles),
 		Register:   st.register,
 		Gateway:    restapi.Routes(restapi.Route(analysisv1.RegisterMetricServiceHandlerClient, analysisv1.NewMetricServiceClient), restapi.Route(analysisv1.RegisterQueryServiceHandlerClient, analysisv1.NewQueryServiceClient)),
 		Seed:       st.seed,

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/service"
 )
 
 // outbox carries shop, category and goods changes from schema basic to the analytical
@@ -258,17 +259,8 @@ func (o *outbox) run(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		o.retryAll(ctx)
-		t.Reset(interval)
-	}
+	o.retryAll(ctx)
+	service.Every(ctx, interval, func() { o.retryAll(ctx) })
 }
 
 // retryAll asks for a push of every tenant with queued changes.

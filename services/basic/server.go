@@ -31,7 +31,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"time"
 
@@ -52,11 +51,10 @@ var migrationFiles embed.FS
 
 // Service describes the basic service to the binary.
 func Service() service.Def {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
 	st := &registration{}
 	return service.Def{
 		Name:       "basic",
-		Migrations: &postgres.Migrations{Service: "basic", FS: sub},
+		Migrations: postgres.Embedded("basic", migrationFiles),
 		Config:     service.ConfigLoader(LoadConfig),
 		Register:   st.register,
 		Gateway:    restapi.Routes(restapi.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient), restapi.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient)),

@@ -20,7 +20,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"io/fs"
 
 	"google.golang.org/grpc"
 
@@ -38,8 +37,7 @@ import (
 var migrationFiles embed.FS
 
 func migrations() *postgres.Migrations {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
-	return &postgres.Migrations{Service: "chat", FS: sub}
+	return postgres.Embedded("chat", migrationFiles)
 }
 
 // Options are what the binary plugs into the chat service.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
+	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/chat/agent"
 )
 
@@ -144,16 +145,9 @@ func (ss *sessions) size() int {
 
 // run sweeps every interval until ctx ends.
 func (ss *sessions) run(ctx context.Context, interval time.Duration, log *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n := ss.sweep(); n > 0 {
-				log.Debug("chat: idle sessions released", "released", n, "held", ss.size())
-			}
+	service.Every(ctx, interval, func() {
+		if n := ss.sweep(); n > 0 {
+			log.Debug("chat: idle sessions released", "released", n, "held", ss.size())
 		}
-	}
+	})
 }

@@ -12,7 +12,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 	"log/slog"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -33,10 +32,9 @@ var migrationFiles embed.FS
 
 // Service describes the crx service to the binary.
 func Service() service.Def {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
 	return service.Def{
 		Name:       "crx",
-		Migrations: &postgres.Migrations{Service: "crx", FS: sub},
+		Migrations: postgres.Embedded("crx", migrationFiles),
 		Config:     service.ConfigLoader(LoadConfig),
 		Register:   register,
 		Gateway:    restapi.Routes(restapi.Route(crxv1.RegisterExtensionServiceHandlerClient, crxv1.NewExtensionServiceClient)),

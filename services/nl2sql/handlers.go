@@ -22,6 +22,7 @@ import (
 	nl2sqlv1 "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/services/nl2sql/asktable"
 )
 
@@ -552,16 +553,9 @@ func (b *bridge) Health(ctx context.Context, _ *nl2sqlv1.HealthRequest) (*nl2sql
 
 // cleanup drops expired tokens' records hourly (a day after they expire).
 func (b *bridge) cleanup(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := b.pool.Exec(ctx, `DELETE FROM nl2sql.tokens WHERE expires_at < now() - interval '1 day'`); err != nil && ctx.Err() == nil {
-				b.log.Warn("nl2sql: dropping expired tokens", "error", err)
-			}
+	service.Every(ctx, time.Hour, func() {
+		if _, err := b.pool.Exec(ctx, `DELETE FROM nl2sql.tokens WHERE expires_at < now() - interval '1 day'`); err != nil && ctx.Err() == nil {
+			b.log.Warn("nl2sql: dropping expired tokens", "error", err)
 		}
-	}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/shopmind/shopmind/internal/discovery"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
@@ -35,17 +36,6 @@ func startEtcdServer(t *testing.T) string {
 	return client
 }
 
-// eventually polls cond until it holds (a bound, not a timing assertion).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("%s: not within 20s", what)
-}
-
 // The override in etcd applies without a restart, a refused value keeps the configuration
 // in effect, and deleting the key returns to the environment; tested with Debian's
 // etcd-server.
@@ -65,7 +55,7 @@ func TestOverrideWatchedInEtcd(t *testing.T) {
 	defer cancel()
 	put := func(v string) {
 		t.Helper()
-		eventually(t, "etcd accepts a write", func() bool {
+		testutil.Eventually(t, 20*time.Second, "etcd accepts a write", func() bool {
 			pctx, c := context.WithTimeout(ctx, 2*time.Second)
 			defer c()
 			_, err := cli.Put(pctx, key, v)
@@ -78,17 +68,17 @@ func TestOverrideWatchedInEtcd(t *testing.T) {
 	if err := s.startWatch(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the override present at start", func() bool { return s.get().BotID == "bot_from_etcd" && s.get().source == "etcd" })
+	testutil.Eventually(t, 20*time.Second, "the override present at start", func() bool { return s.get().BotID == "bot_from_etcd" && s.get().source == "etcd" })
 
 	put(`{"api_url":"https://etcd.example.com","api_key":"etcd-key","token_ttl":"15m"}`)
-	eventually(t, "a changed override", func() bool {
+	testutil.Eventually(t, 20*time.Second, "a changed override", func() bool {
 		e := s.get()
 		return e.APIURL == "https://etcd.example.com" && e.APIKey == "etcd-key" && e.TokenTTL == 15*time.Minute && e.BotID == "bot_env"
 	})
 
 	put(`{"api_url":"not a url"}`) // refused: the previous override stays
 	put(`{"role_id":"role_after"}`)
-	eventually(t, "the next valid override", func() bool { return s.get().RoleID == "role_after" })
+	testutil.Eventually(t, 20*time.Second, "the next valid override", func() bool { return s.get().RoleID == "role_after" })
 	if s.get().APIURL != "https://env.example.com" {
 		t.Fatalf("fields left out keep the environment's value: %+v", s.get())
 	}
@@ -98,7 +88,7 @@ func TestOverrideWatchedInEtcd(t *testing.T) {
 	if _, err := cli.Delete(dctx, key, clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the environment after the override is deleted", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the environment after the override is deleted", func() bool {
 		e := s.get()
 		return e.source == "env" && e.RoleID == "" && e.BotID == "bot_env" && strings.HasPrefix(e.APIURL, "https://env.")
 	})

@@ -9,7 +9,6 @@ package nl2sql
 import (
 	"context"
 	"embed"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
@@ -66,10 +65,9 @@ func (l *local) set(u string) {
 // Service describes the bridge (target nl2sql). l links it to a built-in provider of the
 // same process (nil: none).
 func Service(l *local) service.Def {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
 	return service.Def{
 		Name:       "nl2sql",
-		Migrations: &postgres.Migrations{Service: "nl2sql", FS: sub},
+		Migrations: postgres.Embedded("nl2sql", migrationFiles),
 		Config:     service.ConfigLoader(LoadConfig),
 		Register: func(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 			cfg := withDefaults(service.Settings(deps, LoadConfig), deps.Config)

@@ -9,7 +9,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"io/fs"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,10 +30,9 @@ var migrationFiles embed.FS
 
 // Service describes the notify service to the binary.
 func Service() service.Def {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
 	return service.Def{
 		Name:       "notify",
-		Migrations: &postgres.Migrations{Service: "notify", FS: sub},
+		Migrations: postgres.Embedded("notify", migrationFiles),
 		Register: func(_ context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {
 			st := &store{pool: deps.DB}
 			notifyv1.RegisterNotifyServiceServer(s, &listServer{st: st})

@@ -7,7 +7,6 @@ package tenant
 import (
 	"context"
 	"embed"
-	"io/fs"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -23,8 +22,7 @@ import (
 var migrationFiles embed.FS
 
 func migrations() *postgres.Migrations {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
-	return &postgres.Migrations{Service: "tenant", FS: sub}
+	return postgres.Embedded("tenant", migrationFiles)
 }
 
 // Service describes the tenant service to the binary.

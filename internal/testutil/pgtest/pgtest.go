@@ -5,6 +5,7 @@
 package pgtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -30,10 +31,7 @@ const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 // ServerURL returns the maintenance URL of the test server.
 func ServerURL() string {
-	if v := os.Getenv("SHOPMIND_TEST_DATABASE_URL"); v != "" {
-		return v
-	}
-	return DefaultURL
+	return cmp.Or(os.Getenv("SHOPMIND_TEST_DATABASE_URL"), DefaultURL)
 }
 
 // Database is a fresh database of one test.

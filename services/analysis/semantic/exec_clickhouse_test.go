@@ -13,20 +13,12 @@ import (
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 // ClickHouse at SHOPMIND_TEST_CLICKHOUSE_URL (native protocol; scripts/clickhouse.sh starts
 // Debian's 18.16 here). Skipped when it is unreachable, unless CI is set.
-
-const defaultClickHouseURL = "clickhouse://127.0.0.1:9000/default"
-
-func clickHouseURL() string {
-	if v := os.Getenv("SHOPMIND_TEST_CLICKHOUSE_URL"); v != "" {
-		return v
-	}
-	return defaultClickHouseURL
-}
 
 // setupClickHouse creates a database of its own with the catalog's tables and the data set,
 // and returns a connection whose default database it is. It skips t when ClickHouse is not
@@ -36,9 +28,9 @@ func setupClickHouse(t testing.TB, ds dataset) driver.Conn {
 	conn, err := openClickHouse(t, ds)
 	if err != nil {
 		if os.Getenv("CI") == "" {
-			t.Skipf("ClickHouse is not reachable at %s (scripts/clickhouse.sh starts it): %v", clickHouseURL(), err)
+			t.Skipf("ClickHouse is not reachable at %s (scripts/clickhouse.sh starts it): %v", warehousetest.ClickHouseURL(), err)
 		}
-		t.Fatalf("ClickHouse is not reachable at %s: %v", clickHouseURL(), err)
+		t.Fatalf("ClickHouse is not reachable at %s: %v", warehousetest.ClickHouseURL(), err)
 	}
 	return conn
 }
@@ -49,7 +41,7 @@ func openClickHouse(t testing.TB, ds dataset) (driver.Conn, error) {
 	tier.Needs(t, "ClickHouse")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	opts, err := ch.ParseDSN(clickHouseURL())
+	opts, err := ch.ParseDSN(warehousetest.ClickHouseURL())
 	if err != nil {
 		t.Fatalf("SHOPMIND_TEST_CLICKHOUSE_URL: %v", err)
 	}

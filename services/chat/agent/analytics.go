@@ -54,38 +54,32 @@ func AsCaller(ctx context.Context, timeout time.Duration) (context.Context, cont
 	return ctx, func() {}, nil
 }
 
-func (g *GRPCAnalytics) outgoing(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	return AsCaller(ctx, g.timeout)
+// CallAs makes one call to another service as the caller in ctx (AsCaller), bounded by
+// timeout: the body of every method of the agents' gRPC clients.
+func CallAs[Req, Resp any](ctx context.Context, timeout time.Duration,
+	call func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	ctx, cancel, err := AsCaller(ctx, timeout)
+	if err != nil {
+		var none Resp
+		return none, err
+	}
+	defer cancel()
+	return call(ctx, req)
 }
 
 // ListMetrics implements Analytics.
 func (g *GRPCAnalytics) ListMetrics(ctx context.Context, req *analysisv1.ListMetricsRequest) (*analysisv1.ListMetricsResponse, error) {
-	ctx, cancel, err := g.outgoing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.metrics.ListMetrics(ctx, req)
+	return CallAs(ctx, g.timeout, g.metrics.ListMetrics, req)
 }
 
 // GetCatalog implements Analytics.
 func (g *GRPCAnalytics) GetCatalog(ctx context.Context, req *analysisv1.GetCatalogRequest) (*analysisv1.GetCatalogResponse, error) {
-	ctx, cancel, err := g.outgoing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.query.GetCatalog(ctx, req)
+	return CallAs(ctx, g.timeout, g.query.GetCatalog, req)
 }
 
 // PreviewQuery implements Analytics.
 func (g *GRPCAnalytics) PreviewQuery(ctx context.Context, req *analysisv1.PreviewQueryRequest) (*analysisv1.PreviewQueryResponse, error) {
-	ctx, cancel, err := g.outgoing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.query.PreviewQuery(ctx, req)
+	return CallAs(ctx, g.timeout, g.query.PreviewQuery, req)
 }
 
 // Grain is the row level a metric is measured at, which decides the dimensions it can be

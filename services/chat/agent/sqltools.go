@@ -26,22 +26,12 @@ type SQLRunner interface {
 
 // ExecuteSql implements SQLRunner.
 func (g *GRPCAnalytics) ExecuteSql(ctx context.Context, req *analysisv1.ExecuteSqlRequest) (*analysisv1.ExecuteSqlResponse, error) {
-	ctx, cancel, err := g.outgoing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.query.ExecuteSql(ctx, req)
+	return CallAs(ctx, g.timeout, g.query.ExecuteSql, req)
 }
 
 // GetSqlSandbox implements SQLRunner.
 func (g *GRPCAnalytics) GetSqlSandbox(ctx context.Context, req *analysisv1.GetSqlSandboxRequest) (*analysisv1.GetSqlSandboxResponse, error) {
-	ctx, cancel, err := g.outgoing(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.query.GetSqlSandbox(ctx, req)
+	return CallAs(ctx, g.timeout, g.query.GetSqlSandbox, req)
 }
 
 // SQLTools returns execute_sql and the get_database_info that states the sandbox's rules

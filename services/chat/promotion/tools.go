@@ -27,7 +27,7 @@ type Goods interface {
 	GetGoods(ctx context.Context, req *basicv1.GetGoodsRequest) (*basicv1.GetGoodsResponse, error)
 }
 
-// GRPCGoods calls GoodsService.GetGoods as the caller (agent.AsCaller).
+// GRPCGoods calls GoodsService.GetGoods as the caller (agent.CallAs).
 type GRPCGoods struct {
 	client  basicv1.GoodsServiceClient
 	timeout time.Duration
@@ -40,12 +40,7 @@ func NewGRPCGoods(conn grpc.ClientConnInterface, timeout time.Duration) *GRPCGoo
 
 // GetGoods implements Goods.
 func (g *GRPCGoods) GetGoods(ctx context.Context, req *basicv1.GetGoodsRequest) (*basicv1.GetGoodsResponse, error) {
-	ctx, cancel, err := agent.AsCaller(ctx, g.timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.client.GetGoods(ctx, req)
+	return agent.CallAs(ctx, g.timeout, g.client.GetGoods, req)
 }
 
 // Tools returns create_promotion_plan and promotion_strategy over the store; goods checks

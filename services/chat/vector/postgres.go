@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,8 +17,7 @@ var migrationFiles embed.FS
 // Migrations are the embedded store's migrations (schema chatvec, version table
 // goose_chatvec); the chat service applies them with its own.
 func Migrations() postgres.Migrations {
-	sub, _ := fs.Sub(migrationFiles, "migrations")
-	return postgres.Migrations{Service: "chatvec", FS: sub}
+	return *postgres.Embedded("chatvec", migrationFiles)
 }
 
 // Postgres is the embedded default Store: rows of chatvec.items, one collection per store

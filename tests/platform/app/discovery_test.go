@@ -20,6 +20,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/discovery"
+	"github.com/shopmind/shopmind/internal/testutil"
 	"github.com/shopmind/shopmind/internal/testutil/etcdtest"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
 	"github.com/shopmind/shopmind/internal/testutil/stack"
@@ -103,7 +104,7 @@ func TestDiscoveryMicroservices(t *testing.T) {
 	}
 
 	// Round robin: once the gateway is connected to both, calls alternate between them.
-	eventually(t, 5*time.Second, "both backends receive calls", func() bool {
+	testutil.Eventually(t, 5*time.Second, "both backends receive calls", func() bool {
 		mustInfo("warm-up")
 		return a.grpc.calls.Load() > 0 && b.grpc.calls.Load() > 0
 	})
@@ -161,7 +162,7 @@ func TestDiscoveryMicroservices(t *testing.T) {
 
 	// A replacement joins the rotation; then B stops gracefully and deregisters at once.
 	a2 := startDiscoveredBackend(t, db, etcdURL)
-	eventually(t, 5*time.Second, "the new backend receives calls", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the new backend receives calls", func() bool {
 		mustInfo("A' joining")
 		return a2.grpc.calls.Load() > 0
 	})
@@ -192,7 +193,7 @@ func TestDiscoveryMicroservices(t *testing.T) {
 		t.Fatalf("slow backend: want a 504 envelope after %v, got HTTP %d %s after %v", discoveryUpstream, r.Status, r.Body, took)
 	}
 	logf("slow backend: 504 envelope after %v (upstream timeout %v)", took.Round(time.Millisecond), discoveryUpstream)
-	eventually(t, 5*time.Second, "A' answers again once it is fast", func() bool {
+	testutil.Eventually(t, 5*time.Second, "A' answers again once it is fast", func() bool {
 		r := info()
 		return r.Status == 200 && decodeEnvelope(t, r).Code == 0
 	})
@@ -221,7 +222,7 @@ func TestDiscoveryMicroservices(t *testing.T) {
 	a2.st.Stop()
 	a2.grpc.kill()
 	logf("A' stopped")
-	eventually(t, 5*time.Second, "a failure once every backend is gone", func() bool {
+	testutil.Eventually(t, 5*time.Second, "a failure once every backend is gone", func() bool {
 		r := info() // succeeds while the gateway has not yet noticed, 503 after
 		if r.Status != 200 && r.Status != 503 {
 			t.Fatalf("every backend gone: want 503, got HTTP %d %s", r.Status, r.Body)
@@ -488,16 +489,4 @@ func decodeEnvelope(t *testing.T, r stack.Response) envelope {
 		t.Fatalf("HTTP %d: not an envelope: %q", r.Status, r.Body)
 	}
 	return env
-}
-
-// eventually retries cond every 50ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

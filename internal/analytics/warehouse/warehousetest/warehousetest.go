@@ -6,6 +6,7 @@
 package warehousetest
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,10 +31,7 @@ const DefaultClickHouseURL = "clickhouse://127.0.0.1:9000/default"
 
 // ClickHouseURL is the server URL of the ClickHouse tests.
 func ClickHouseURL() string {
-	if v := os.Getenv("SHOPMIND_TEST_CLICKHOUSE_URL"); v != "" {
-		return v
-	}
-	return DefaultClickHouseURL
+	return cmp.Or(os.Getenv("SHOPMIND_TEST_CLICKHOUSE_URL"), DefaultClickHouseURL)
 }
 
 // DB is one test's store and what the test needs to speak its dialect.

@@ -42,7 +42,7 @@ type Adhoc interface {
 	ListAdhoc(ctx context.Context, req *crxv1.ListAdhocRequest) (*crxv1.ListAdhocResponse, error)
 }
 
-// GRPCAdhoc calls ExtensionService as the caller (agent.AsCaller).
+// GRPCAdhoc calls ExtensionService as the caller (agent.CallAs).
 type GRPCAdhoc struct {
 	client  crxv1.ExtensionServiceClient
 	timeout time.Duration
@@ -55,12 +55,7 @@ func NewGRPCAdhoc(conn grpc.ClientConnInterface, timeout time.Duration) *GRPCAdh
 
 // ListAdhoc implements Adhoc.
 func (g *GRPCAdhoc) ListAdhoc(ctx context.Context, req *crxv1.ListAdhocRequest) (*crxv1.ListAdhocResponse, error) {
-	ctx, cancel, err := agent.AsCaller(ctx, g.timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.client.ListAdhoc(ctx, req)
+	return agent.CallAs(ctx, g.timeout, g.client.ListAdhoc, req)
 }
 
 // Viewer is who searches: the tenant, the user and whether the user sees every user's

@@ -47,7 +47,7 @@ type Basic interface {
 	ListShops(ctx context.Context, req *basicv1.ListShopsRequest) (*basicv1.ListShopsResponse, error)
 }
 
-// GRPCBasic calls BasicDataService as the caller (agent.AsCaller).
+// GRPCBasic calls BasicDataService as the caller (agent.CallAs).
 type GRPCBasic struct {
 	client  basicv1.BasicDataServiceClient
 	timeout time.Duration
@@ -60,42 +60,22 @@ func NewGRPCBasic(conn grpc.ClientConnInterface, timeout time.Duration) *GRPCBas
 
 // ListGoods implements Basic.
 func (g *GRPCBasic) ListGoods(ctx context.Context, req *basicv1.ListGoodsRequest) (*basicv1.ListGoodsResponse, error) {
-	ctx, cancel, err := agent.AsCaller(ctx, g.timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.client.ListGoods(ctx, req)
+	return agent.CallAs(ctx, g.timeout, g.client.ListGoods, req)
 }
 
 // ListGoodCategories implements Basic.
 func (g *GRPCBasic) ListGoodCategories(ctx context.Context, req *basicv1.ListGoodCategoriesRequest) (*basicv1.ListGoodCategoriesResponse, error) {
-	ctx, cancel, err := agent.AsCaller(ctx, g.timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.client.ListGoodCategories(ctx, req)
+	return agent.CallAs(ctx, g.timeout, g.client.ListGoodCategories, req)
 }
 
 // ListOrders reads orders with their lines (the knowledge graph's co-purchases).
 func (g *GRPCBasic) ListOrders(ctx context.Context, req *basicv1.ListOrdersRequest) (*basicv1.ListOrdersResponse, error) {
-	ctx, cancel, err := agent.AsCaller(ctx, g.timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.client.ListOrders(ctx, req)
+	return agent.CallAs(ctx, g.timeout, g.client.ListOrders, req)
 }
 
 // ListShops implements Basic.
 func (g *GRPCBasic) ListShops(ctx context.Context, req *basicv1.ListShopsRequest) (*basicv1.ListShopsResponse, error) {
-	ctx, cancel, err := agent.AsCaller(ctx, g.timeout)
-	if err != nil {
-		return nil, err
-	}
-	defer cancel()
-	return g.client.ListShops(ctx, req)
+	return agent.CallAs(ctx, g.timeout, g.client.ListShops, req)
 }
 
 // Snapshot is the tenant's basic data as the index and the knowledge graph read it.
