@@ -27,6 +27,13 @@ func (c *handlerDeps) pushToAnalytics(ctx context.Context, tenantID int64) {
 	}
 }
 
+// pushIfChanged pushes the tenant's changes after a write that changed n rows.
+func (c *handlerDeps) pushIfChanged(ctx context.Context, tenantID int64, n int32) {
+	if n > 0 {
+		c.pushToAnalytics(ctx, tenantID)
+	}
+}
+
 // syncHeader tells REST (X-Shopmind-Sync) and gRPC callers that a committed change has not
 // reached the analytical store yet.
 const syncHeader = "x-shopmind-sync"
@@ -98,9 +105,7 @@ func (s *goodsServer) DeleteGoods(ctx context.Context, req *basicv1.DeleteGoodsR
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		s.c.pushToAnalytics(ctx, id.TenantID)
-	}
+	s.c.pushIfChanged(ctx, id.TenantID, n)
 	return &basicv1.DeleteGoodsResponse{Deleted: n}, nil
 }
 
@@ -118,9 +123,7 @@ func (s *goodsServer) BatchUpdateGoods(ctx context.Context, req *basicv1.BatchUp
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		s.c.pushToAnalytics(ctx, id.TenantID)
-	}
+	s.c.pushIfChanged(ctx, id.TenantID, n)
 	return &basicv1.BatchUpdateGoodsResponse{Updated: n}, nil
 }
 
@@ -133,9 +136,7 @@ func (s *goodsServer) SetGoodsVirtual(ctx context.Context, req *basicv1.SetGoods
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		s.c.pushToAnalytics(ctx, id.TenantID)
-	}
+	s.c.pushIfChanged(ctx, id.TenantID, n)
 	return &basicv1.SetGoodsVirtualResponse{Updated: n}, nil
 }
 
@@ -224,9 +225,7 @@ func (s *goodsServer) ImportItemNumbers(ctx context.Context, req *basicv1.Import
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		s.c.pushToAnalytics(ctx, id.TenantID)
-	}
+	s.c.pushIfChanged(ctx, id.TenantID, n)
 	resp := &basicv1.ImportItemNumbersResponse{Imported: n, Errors: []*basicv1.ImportError{}}
 	for _, e := range errs {
 		resp.Errors = append(resp.Errors, &basicv1.ImportError{Row: e.Row, Field: e.Field, Message: e.Message})
@@ -244,8 +243,6 @@ func (s *goodsServer) BatchUpdateGoodsByShop(ctx context.Context, req *basicv1.B
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
-		s.c.pushToAnalytics(ctx, id.TenantID)
-	}
+	s.c.pushIfChanged(ctx, id.TenantID, n)
 	return &basicv1.BatchUpdateGoodsByShopResponse{Updated: n}, nil
 }
