@@ -6,9 +6,10 @@ package chatconfig
 
 import (
 	"fmt"
-	"github.com/shopmind/shopmind/internal/config"
 	"strconv"
 	"time"
+
+	"github.com/shopmind/shopmind/internal/config"
 )
 
 // Chat defaults.

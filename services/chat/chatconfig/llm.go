@@ -2,11 +2,12 @@ package chatconfig
 
 import (
 	"fmt"
-	"github.com/shopmind/shopmind/internal/config"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopmind/shopmind/internal/config"
 )
 
 // LLM and agent defaults.

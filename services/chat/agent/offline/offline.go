@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/shopmind/shopmind/services/chat/agent"
-	"github.com/shopmind/shopmind/services/chat/agent/charts"
 	"log/slog"
 	"strings"
 	"time"
@@ -20,6 +18,8 @@ import (
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/agent/charts"
 	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 

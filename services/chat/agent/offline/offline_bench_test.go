@@ -3,11 +3,12 @@ package offline
 import (
 	"context"
 	"errors"
+	"testing"
+	"time"
+
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/services/chat/agent"
 	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
-	"testing"
-	"time"
 )
 
 var errFirst = errors.New("first event")

@@ -5,12 +5,12 @@ package offline
 import (
 	"context"
 	"fmt"
-	"github.com/shopmind/shopmind/services/chat/agent"
 	"slices"
 	"sort"
 	"strings"
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	"github.com/shopmind/shopmind/services/chat/agent"
 )
 
 // help answers a question without a recognisable metric: what the analyst can answer,

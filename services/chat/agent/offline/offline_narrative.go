@@ -5,14 +5,14 @@ package offline
 
 import (
 	"fmt"
-	"github.com/shopmind/shopmind/services/chat/agent"
-	"github.com/shopmind/shopmind/services/chat/agent/charts"
 	"math"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/agent/charts"
 	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 

@@ -3,10 +3,6 @@ package offline
 import (
 	"context"
 	"errors"
-	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
-	"github.com/shopmind/shopmind/services/chat/agent"
-	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
-	"github.com/shopmind/shopmind/services/chat/agent/charts"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +13,10 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
+	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
+	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
+	"github.com/shopmind/shopmind/services/chat/agent/charts"
 	"github.com/shopmind/shopmind/services/chat/vector"
 )
 

@@ -1,13 +1,13 @@
 package offline
 
 import (
-	"github.com/shopmind/shopmind/services/chat/agent"
-	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
 	"slices"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
 	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 

@@ -4,12 +4,12 @@
 package offline
 
 import (
-	"github.com/shopmind/shopmind/services/chat/agent"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/shopmind/shopmind/services/chat/agent"
 	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 

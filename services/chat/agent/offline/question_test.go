@@ -1,12 +1,13 @@
 package offline
 
 import (
-	"github.com/shopmind/shopmind/services/chat/agent"
-	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
-	"github.com/shopmind/shopmind/services/chat/agent/charts"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/shopmind/shopmind/services/chat/agent"
+	"github.com/shopmind/shopmind/services/chat/agent/agenttest"
+	"github.com/shopmind/shopmind/services/chat/agent/charts"
 )
 
 func d(s string) time.Time {
