@@ -44,7 +44,7 @@ generate: $(BUF) third-party
 	go run ./cmd/openapigen -swagger .gen.tmp/openapiv2/shopmind.swagger.json -image .gen.tmp/contract.binpb -out gen/openapi
 	rm -rf .gen.tmp
 
-# The SDKs from the contract (sdk/README.md): the TypeScript REST types from the OpenAPI 3.1
+# The SDKs from the contract (README.md, "API documents, SDKs and versioning"): the TypeScript REST types from the OpenAPI 3.1
 # document (openapi-typescript) and the Connect client (protoc-gen-es), compiled to
 # sdk/typescript/dist; the Python gRPC stubs with Debian's protoc and grpc_python_plugin.
 # Generated code is not committed: it follows gen/ at every run. tests/sdk runs it.

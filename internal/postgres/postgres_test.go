@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/testutil/pgtest"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 var widgets = postgres.Migrations{Service: "widgets", FS: fstest.MapFS{
@@ -70,6 +71,7 @@ func TestConcurrentMigrationsApplyOnce(t *testing.T) {
 
 // EnsureDatabase creates a missing database and is idempotent.
 func TestEnsureDatabase(t *testing.T) {
+	tier.Needs(t, "PostgreSQL")
 	ctx := context.Background()
 	name := fmt.Sprintf("shopmind_ensure_%d", testingPID())
 	url := pgtest.URLFor(pgtest.ServerURL(), name)

@@ -2,7 +2,6 @@ package basic
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -113,32 +112,4 @@ func (s *dataServer) ListShops(ctx context.Context, req *basicv1.ListShopsReques
 		items = []*basicv1.Shop{}
 	}
 	return &basicv1.ListShopsResponse{Items: items, Total: total, PageNum: p.Num, PageSize: p.Size}, nil
-}
-
-// page runs a count and a page of a simple listing in one round trip.
-func (s *store) page(ctx context.Context, table string, w *sqlWhere, order string, p page, columns string, scan func(pgx.Rows) error) (int64, error) {
-	batch := &pgx.Batch{}
-	batch.Queue("SELECT count(*) FROM "+table+w.sql(), w.args...)
-	batch.Queue(fmt.Sprintf("SELECT %s FROM %s%s %s LIMIT %d OFFSET %d", columns, table, w.sql(), order, p.Size, p.offset()), w.args...)
-	br := s.pool.SendBatch(ctx, batch)
-	defer br.Close()
-	var total int64
-	if err := br.QueryRow().Scan(&total); err != nil {
-		return 0, err
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return 0, err
-	}
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			rows.Close()
-			return 0, err
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	return total, br.Close()
 }

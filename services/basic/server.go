@@ -16,7 +16,7 @@
 //     SHOPMIND_WAREHOUSE_RETRY_INTERVAL (the request still succeeds: its change is
 //     committed and durable). See outbox.go.
 //   - Orders live only in the analytical store (basic_orders, basic_order_items): the
-//     orders listing queries it with SQL generated for its dialect (orders.go), so the
+//     orders listing queries it with SQL generated for its dialect (store_orders.go), so the
 //     orders listed are the orders metrics count.
 //
 // # Cross-schema reads

@@ -26,19 +26,13 @@ func (s *shopDirServer) ResolveShops(ctx context.Context, req *basicv1.ResolveSh
 	if pids == nil {
 		pids = []string{}
 	}
-	rows, err := s.c.pool.Query(ctx, "SELECT "+shopColumns+` FROM basic.shops
-		WHERE tenant_id = $1 AND (id = ANY($2) OR platform_shop_id = ANY($3)) ORDER BY id`, id.TenantID, ids, pids)
+	shops, err := s.c.store.resolveShops(ctx, id.TenantID, ids, pids)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := &basicv1.ResolveShopsResponse{Shops: []*basicv1.Shop{}}
-	for rows.Next() {
-		sh, err := scanShop(rows)
-		if err != nil {
-			return nil, err
-		}
+	out := &basicv1.ResolveShopsResponse{Shops: make([]*basicv1.Shop, 0, len(shops))}
+	for _, sh := range shops {
 		out.Shops = append(out.Shops, shopPB(sh))
 	}
-	return out, rows.Err()
+	return out, nil
 }

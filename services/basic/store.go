@@ -118,3 +118,41 @@ func (s *store) staffRef(ctx context.Context, q querier, tenantID, id int64, fie
 func (s *store) tx(ctx context.Context, f func(tx pgx.Tx) error) error {
 	return pgx.BeginFunc(ctx, s.pool, f)
 }
+
+// page runs a count and a page of a simple listing in one round trip.
+func (s *store) page(ctx context.Context, table string, w *sqlWhere, order string, p page, columns string, scan func(pgx.Rows) error) (int64, error) {
+	batch := &pgx.Batch{}
+	batch.Queue("SELECT count(*) FROM "+table+w.sql(), w.args...)
+	batch.Queue(fmt.Sprintf("SELECT %s FROM %s%s %s LIMIT %d OFFSET %d", columns, table, w.sql(), order, p.Size, p.offset()), w.args...)
+	br := s.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	var total int64
+	if err := br.QueryRow().Scan(&total); err != nil {
+		return 0, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			rows.Close()
+			return 0, err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	return total, br.Close()
+}
+
+// resolveShops reads the tenant's shops with the given ids or platform shop ids.
+func (s *store) resolveShops(ctx context.Context, tenantID int64, ids []int64, platformIDs []string) ([]*shopRecord, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+shopColumns+` FROM basic.shops
+		WHERE tenant_id = $1 AND (id = ANY($2) OR platform_shop_id = ANY($3)) ORDER BY id`, tenantID, ids, platformIDs)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*shopRecord, error) { return scanShop(r) })
+}
