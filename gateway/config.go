@@ -107,199 +107,251 @@ var reservedEnvNames = map[string]bool{
 // LoadConfig reads the edge variables through getenv and returns the configuration with a
 // message naming the variable for each malformed value (none when it is valid).
 func LoadConfig(getenv func(string) string) (EdgeConfig, []string) {
-	var errs []string
-	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	get := func(key, def string) string {
-		if v := strings.TrimSpace(getenv(key)); v != "" {
-			return v
-		}
+	v := &edgeVars{getenv: getenv}
+	e := EdgeConfig{}
+	e.Environments, e.EnvServiceAddrs = v.environments()
+
+	// Client addresses and rate limiting.
+	e.TrustedProxies = v.trustedProxies()
+	e.RateLimitRPS = v.rate("SHOPMIND_RATE_LIMIT_RPS", DefaultRateLimitRPS)
+	e.RateLimitBurst = v.positiveInt("SHOPMIND_RATE_LIMIT_BURST", DefaultRateLimitBurst)
+	e.RateLimitMaxKeys = v.positiveInt("SHOPMIND_RATE_LIMIT_MAX_KEYS", DefaultRateLimitMaxKeys)
+
+	// CORS.
+	e.CORSAllowedOrigins = v.corsOrigins()
+	e.CORSAllowCredentials = v.boolean("SHOPMIND_CORS_ALLOW_CREDENTIALS", true)
+	e.CORSMaxAge = v.duration("SHOPMIND_CORS_MAX_AGE", DefaultCORSMaxAge, true)
+
+	// TLS.
+	e.TLSCertFile = v.get("SHOPMIND_TLS_CERT_FILE", "")
+	e.TLSKeyFile = v.get("SHOPMIND_TLS_KEY_FILE", "")
+	if (e.TLSCertFile == "") != (e.TLSKeyFile == "") {
+		v.fail("SHOPMIND_TLS_CERT_FILE, SHOPMIND_TLS_KEY_FILE: set both (HTTPS) or neither (plain HTTP)")
+	}
+
+	// Upstreams.
+	e.UpstreamTimeout = v.duration("SHOPMIND_UPSTREAM_TIMEOUT", DefaultUpstreamTimeout, false)
+	e.PartnerTimeout = v.duration("SHOPMIND_PARTNER_TIMEOUT", DefaultPartnerTimeout, false)
+	e.PartnerKeyHeader = v.get("SHOPMIND_PARTNER_KEY_HEADER", DefaultPartnerKeyHeader)
+	if !headerNameRE.MatchString(e.PartnerKeyHeader) {
+		v.fail("SHOPMIND_PARTNER_KEY_HEADER: %q is not a header name", e.PartnerKeyHeader)
+	}
+	e.Partners = v.partners()
+
+	// Event streams.
+	e.SSEKeepAlive = v.strictDuration("SHOPMIND_CHAT_SSE_KEEPALIVE", DefaultSSEKeepAlive, time.Nanosecond, "a positive duration")
+	e.RealtimeHeartbeat = v.strictDuration("SHOPMIND_REALTIME_HEARTBEAT", realtime.DefaultHeartbeat, time.Second, "a duration of at least 1s")
+	return e, v.errs
+}
+
+// edgeVars reads the edge's variables, keeping one message per malformed value (which then
+// yields its default).
+type edgeVars struct {
+	getenv func(string) string
+	errs   []string
+}
+
+func (v *edgeVars) fail(format string, args ...any) {
+	v.errs = append(v.errs, fmt.Sprintf(format, args...))
+}
+
+// get is the trimmed value of key, or def when it is empty.
+func (v *edgeVars) get(key, def string) string {
+	if s := strings.TrimSpace(v.getenv(key)); s != "" {
+		return s
+	}
+	return def
+}
+
+// duration reads a Go duration or a bare number of seconds.
+func (v *edgeVars) duration(key string, def time.Duration, allowZero bool) time.Duration {
+	s := v.get(key, "")
+	if s == "" {
 		return def
 	}
-	duration := func(key string, def time.Duration, allowZero bool) time.Duration {
-		v := get(key, "")
-		if v == "" {
+	d, err := time.ParseDuration(s)
+	if err != nil { // a bare number is seconds
+		n, nerr := strconv.ParseFloat(s, 64)
+		if nerr != nil {
+			v.fail("%s: %q is not a duration (30s, 1m) or a number of seconds", key, s)
 			return def
 		}
-		d, err := time.ParseDuration(v)
-		if err != nil { // a bare number is seconds
-			n, nerr := strconv.ParseFloat(v, 64)
-			if nerr != nil {
-				fail("%s: %q is not a duration (30s, 1m) or a number of seconds", key, v)
-				return def
-			}
-			d = time.Duration(n * float64(time.Second))
-		}
-		if d < 0 || (d == 0 && !allowZero) {
-			fail("%s: %q must be positive", key, v)
-			return def
-		}
+		d = time.Duration(n * float64(time.Second))
+	}
+	if d < 0 || (d == 0 && !allowZero) {
+		v.fail("%s: %q must be positive", key, s)
+		return def
+	}
+	return d
+}
+
+// strictDuration reads a Go duration of at least least; what describes the accepted values.
+func (v *edgeVars) strictDuration(key string, def, least time.Duration, what string) time.Duration {
+	s := v.get(key, "")
+	if s == "" {
+		return def
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= least {
 		return d
 	}
-	e := EdgeConfig{EnvServiceAddrs: map[string]map[string]string{}}
+	v.fail("%s: %q is not %s", key, s, what)
+	return def
+}
 
-	// Environments and their backend pools.
+func (v *edgeVars) positiveInt(key string, def int) int {
+	s := v.get(key, "")
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		v.fail("%s: %q is not a positive integer", key, s)
+		return def
+	}
+	return n
+}
+
+func (v *edgeVars) boolean(key string, def bool) bool {
+	s := v.get(key, "")
+	if s == "" {
+		return def
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		v.fail("%s: %q is not a boolean", key, s)
+		return def
+	}
+	return b
+}
+
+// rate is a request rate >= 0 (0 disables rate limiting).
+func (v *edgeVars) rate(key string, def float64) float64 {
+	s := v.get(key, "")
+	if s == "" {
+		return def
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || math.IsNaN(f) || f > 1e9 {
+		v.fail("%s: %q is not a rate >= 0 (0 disables rate limiting)", key, s)
+		return def
+	}
+	return f
+}
+
+// environments reads SHOPMIND_ENVIRONMENTS and each non-default environment's backend
+// addresses (SHOPMIND_<ENV>_SERVICE_ADDRS).
+func (v *edgeVars) environments() ([]string, map[string]map[string]string) {
+	var envs []string
 	seen := map[string]bool{}
-	for _, name := range strings.Split(get("SHOPMIND_ENVIRONMENTS", DefaultEnvironments), ",") {
+	for _, name := range strings.Split(v.get("SHOPMIND_ENVIRONMENTS", DefaultEnvironments), ",") {
 		name = strings.TrimSpace(name)
 		switch {
 		case !envNameRE.MatchString(name):
-			fail("SHOPMIND_ENVIRONMENTS: %q is not a lower-case name of at most 16 letters and digits", name)
+			v.fail("SHOPMIND_ENVIRONMENTS: %q is not a lower-case name of at most 16 letters and digits", name)
 		case reservedEnvNames[name]:
-			fail("SHOPMIND_ENVIRONMENTS: %q is reserved (it is a path prefix)", name)
+			v.fail("SHOPMIND_ENVIRONMENTS: %q is reserved (it is a path prefix)", name)
 		case seen[name]:
-			fail("SHOPMIND_ENVIRONMENTS: %q is listed twice", name)
+			v.fail("SHOPMIND_ENVIRONMENTS: %q is listed twice", name)
 		default:
 			seen[name] = true
-			e.Environments = append(e.Environments, name)
+			envs = append(envs, name)
 		}
 	}
 	if !seen[DefaultEnvironment] {
-		fail("SHOPMIND_ENVIRONMENTS: must include %s, the default environment", DefaultEnvironment)
+		v.fail("SHOPMIND_ENVIRONMENTS: must include %s, the default environment", DefaultEnvironment)
 	}
-	if getenv("SHOPMIND_DEV_SERVICE_ADDRS") != "" {
-		fail("SHOPMIND_DEV_SERVICE_ADDRS: the dev environment uses SHOPMIND_SERVICE_ADDRS")
+	if v.getenv("SHOPMIND_DEV_SERVICE_ADDRS") != "" {
+		v.fail("SHOPMIND_DEV_SERVICE_ADDRS: the dev environment uses SHOPMIND_SERVICE_ADDRS")
 	}
-	for _, env := range e.Environments {
+	pools := map[string]map[string]string{}
+	for _, env := range envs {
 		if env == DefaultEnvironment {
 			continue
 		}
 		key := "SHOPMIND_" + strings.ToUpper(env) + "_SERVICE_ADDRS"
-		v := strings.TrimSpace(getenv(key))
-		if v == "" {
+		list := v.get(key, "")
+		if list == "" {
 			continue
 		}
 		addrs := map[string]string{}
-		for _, pair := range strings.Split(v, ",") {
+		for _, pair := range strings.Split(list, ",") {
 			name, addr, ok := strings.Cut(strings.TrimSpace(pair), "=")
 			if !ok || name == "" || addr == "" {
-				fail("%s: %q is not target=host:port", key, pair)
+				v.fail("%s: %q is not target=host:port", key, pair)
 				continue
 			}
 			addrs[name] = addr
 		}
-		e.EnvServiceAddrs[env] = addrs
+		pools[env] = addrs
 	}
+	return envs, pools
+}
 
-	// Client addresses and rate limiting.
-	if v := get("SHOPMIND_TRUSTED_PROXIES", ""); v != "" {
-		for _, s := range strings.Split(v, ",") {
-			s = strings.TrimSpace(s)
-			if s == "" {
-				continue
-			}
-			if p, err := netip.ParsePrefix(s); err == nil {
-				e.TrustedProxies = append(e.TrustedProxies, p.Masked())
-			} else if a, err := netip.ParseAddr(s); err == nil {
-				e.TrustedProxies = append(e.TrustedProxies, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
-			} else {
-				fail("SHOPMIND_TRUSTED_PROXIES: %q is not a CIDR (10.0.0.0/8) or an address", s)
-			}
+// trustedProxies reads SHOPMIND_TRUSTED_PROXIES: CIDRs or single addresses.
+func (v *edgeVars) trustedProxies() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range strings.Split(v.get("SHOPMIND_TRUSTED_PROXIES", ""), ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
 		}
-	}
-	e.RateLimitRPS = DefaultRateLimitRPS
-	if v := get("SHOPMIND_RATE_LIMIT_RPS", ""); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || math.IsNaN(f) || f > 1e9 {
-			fail("SHOPMIND_RATE_LIMIT_RPS: %q is not a rate >= 0 (0 disables rate limiting)", v)
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+		} else if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 		} else {
-			e.RateLimitRPS = f
+			v.fail("SHOPMIND_TRUSTED_PROXIES: %q is not a CIDR (10.0.0.0/8) or an address", s)
 		}
 	}
-	positiveInt := func(key string, def int) int {
-		v := get(key, "")
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			fail("%s: %q is not a positive integer", key, v)
-			return def
-		}
-		return n
-	}
-	e.RateLimitBurst = positiveInt("SHOPMIND_RATE_LIMIT_BURST", DefaultRateLimitBurst)
-	e.RateLimitMaxKeys = positiveInt("SHOPMIND_RATE_LIMIT_MAX_KEYS", DefaultRateLimitMaxKeys)
+	return out
+}
 
-	// CORS.
-	for _, o := range strings.Split(get("SHOPMIND_CORS_ALLOWED_ORIGINS", DefaultCORSOrigins), ",") {
+// corsOrigins reads SHOPMIND_CORS_ALLOWED_ORIGINS (patterns: ValidateOriginPattern).
+func (v *edgeVars) corsOrigins() []string {
+	var out []string
+	for _, o := range strings.Split(v.get("SHOPMIND_CORS_ALLOWED_ORIGINS", DefaultCORSOrigins), ",") {
 		o = strings.TrimSpace(o)
 		if o == "" {
 			continue
 		}
 		if err := ValidateOriginPattern(o); err != nil {
-			fail("SHOPMIND_CORS_ALLOWED_ORIGINS: %q %v", o, err)
+			v.fail("SHOPMIND_CORS_ALLOWED_ORIGINS: %q %v", o, err)
 			continue
 		}
-		e.CORSAllowedOrigins = append(e.CORSAllowedOrigins, o)
+		out = append(out, o)
 	}
-	e.CORSAllowCredentials = true
-	if v := get("SHOPMIND_CORS_ALLOW_CREDENTIALS", ""); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			fail("SHOPMIND_CORS_ALLOW_CREDENTIALS: %q is not a boolean", v)
-		} else {
-			e.CORSAllowCredentials = b
-		}
-	}
-	e.CORSMaxAge = duration("SHOPMIND_CORS_MAX_AGE", DefaultCORSMaxAge, true)
+	return out
+}
 
-	// TLS.
-	e.TLSCertFile = get("SHOPMIND_TLS_CERT_FILE", "")
-	e.TLSKeyFile = get("SHOPMIND_TLS_KEY_FILE", "")
-	if (e.TLSCertFile == "") != (e.TLSKeyFile == "") {
-		fail("SHOPMIND_TLS_CERT_FILE, SHOPMIND_TLS_KEY_FILE: set both (HTTPS) or neither (plain HTTP)")
+// partners reads SHOPMIND_PARTNERS (name=https://host/base, ...) and each partner's key.
+func (v *edgeVars) partners() []Partner {
+	list := v.get("SHOPMIND_PARTNERS", "")
+	if list == "" {
+		return nil
 	}
-
-	// Upstreams.
-	e.UpstreamTimeout = duration("SHOPMIND_UPSTREAM_TIMEOUT", DefaultUpstreamTimeout, false)
-	e.PartnerTimeout = duration("SHOPMIND_PARTNER_TIMEOUT", DefaultPartnerTimeout, false)
-	e.PartnerKeyHeader = get("SHOPMIND_PARTNER_KEY_HEADER", DefaultPartnerKeyHeader)
-	if !headerNameRE.MatchString(e.PartnerKeyHeader) {
-		fail("SHOPMIND_PARTNER_KEY_HEADER: %q is not a header name", e.PartnerKeyHeader)
-	}
+	var out []Partner
 	names := map[string]bool{}
-	if v := get("SHOPMIND_PARTNERS", ""); v != "" {
-		for _, pair := range strings.Split(v, ",") {
-			pair = strings.TrimSpace(pair)
-			name, raw, ok := strings.Cut(pair, "=")
-			name, raw = strings.TrimSpace(name), strings.TrimSpace(raw)
-			if !ok || !partnerNameRE.MatchString(name) {
-				fail("SHOPMIND_PARTNERS: %q is not name=https://host/base (name: lower-case letters, digits, _)", pair)
-				continue
-			}
-			if names[name] {
-				fail("SHOPMIND_PARTNERS: partner %q is listed twice", name)
-				continue
-			}
-			u, err := parsePartnerURL(raw)
-			if err != nil {
-				fail("SHOPMIND_PARTNERS: partner %s: %v", name, err)
-				continue
-			}
-			names[name] = true
-			e.Partners = append(e.Partners, Partner{Name: name, BaseURL: u,
-				Key: strings.TrimSpace(getenv(PartnerKeyVar(name)))})
+	for _, pair := range strings.Split(list, ",") {
+		pair = strings.TrimSpace(pair)
+		name, raw, ok := strings.Cut(pair, "=")
+		name, raw = strings.TrimSpace(name), strings.TrimSpace(raw)
+		if !ok || !partnerNameRE.MatchString(name) {
+			v.fail("SHOPMIND_PARTNERS: %q is not name=https://host/base (name: lower-case letters, digits, _)", pair)
+			continue
 		}
-	}
-
-	// Event streams.
-	e.SSEKeepAlive = DefaultSSEKeepAlive
-	if v := get("SHOPMIND_CHAT_SSE_KEEPALIVE", ""); v != "" {
-		if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-			fail("%s: %q is not a positive duration", "SHOPMIND_CHAT_SSE_KEEPALIVE", v)
-		} else {
-			e.SSEKeepAlive = d
+		if names[name] {
+			v.fail("SHOPMIND_PARTNERS: partner %q is listed twice", name)
+			continue
 		}
-	}
-	e.RealtimeHeartbeat = realtime.DefaultHeartbeat
-	if v := get("SHOPMIND_REALTIME_HEARTBEAT", ""); v != "" {
-		if d, err := time.ParseDuration(v); err != nil || d < time.Second {
-			fail("%s: %q is not a duration of at least 1s", "SHOPMIND_REALTIME_HEARTBEAT", v)
-		} else {
-			e.RealtimeHeartbeat = d
+		u, err := parsePartnerURL(raw)
+		if err != nil {
+			v.fail("SHOPMIND_PARTNERS: partner %s: %v", name, err)
+			continue
 		}
+		names[name] = true
+		out = append(out, Partner{Name: name, BaseURL: u, Key: strings.TrimSpace(v.getenv(PartnerKeyVar(name)))})
 	}
-	return e, errs
+	return out
 }
 
 // PartnerKeyVar is the variable holding a partner's credential: SHOPMIND_PARTNER_<NAME>_KEY.
