@@ -55,6 +55,7 @@ func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) e
 		srv.perms = deps.Auth.Permissions
 	}
 	crxv1.RegisterExtensionServiceServer(s, srv)
+	go srv.forgetBatches(ctx)
 	return nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/notifyclient"
+	"github.com/shopmind/shopmind/internal/service"
 )
 
 // Time bounds of a collected value.
@@ -162,6 +163,24 @@ func (s *server) rememberBatch(ctx context.Context, id *authn.Identity, resp *cr
 	_, err = s.pool.Exec(ctx, `UPDATE crx.sync_batches SET response = $3, created_at = now()
 		WHERE tenant_id = $1 AND client_batch_id = $2 AND response IS NULL`, id.TenantID, resp.ClientBatchId, raw)
 	return err
+}
+
+// forgetBatches runs forgetOldBatches at once and then hourly until ctx ends.
+func (s *server) forgetBatches(ctx context.Context) {
+	forget := func() {
+		if _, err := s.forgetOldBatches(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("crx: forgetting old sync batches failed", "error", err)
+		}
+	}
+	forget()
+	service.Every(ctx, time.Hour, forget)
+}
+
+// forgetOldBatches drops the batch ids older than batchMemory (answered ones are not
+// remembered longer; a claim that old was abandoned long ago) and returns how many.
+func (s *server) forgetOldBatches(ctx context.Context) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM crx.sync_batches WHERE created_at < now() - $1::interval`, batchMemory.String())
+	return tag.RowsAffected(), err
 }
 
 // checkItems splits the batch into rows to store and per-item errors.
