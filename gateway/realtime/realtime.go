@@ -31,6 +31,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -53,9 +54,13 @@ const DefaultHeartbeat = 25 * time.Second
 // Limits of one connection.
 const (
 	maxSubscriptions = 100
-	readLimit        = 64 << 10
-	queueLength      = 64
-	writeTimeout     = 10 * time.Second
+	// subscribeRate is the subscribes per second a connection may send once it has used a
+	// burst of maxSubscriptions (a reconnecting client resubscribes everything at once):
+	// each subscribe opens a stream to a service, so a loop of them is refused with 429.
+	subscribeRate = 10
+	readLimit     = 64 << 10
+	queueLength   = 64
+	writeTimeout  = 10 * time.Second
 )
 
 // Route is a topic kind with the connection to the backend that serves it.
@@ -109,7 +114,8 @@ func serve(base context.Context, o *Options, w http.ResponseWriter, r *http.Requ
 	ctx, cancel := context.WithCancel(r.Context())
 	stopOnShutdown := context.AfterFunc(base, cancel)
 	c := &conn{o: o, ws: ws, r: r, ctx: ctx, cancel: cancel,
-		out: make(chan []byte, queueLength), subs: map[string]*subscription{}}
+		out: make(chan []byte, queueLength), subs: map[string]*subscription{},
+		subscribes: rate.NewLimiter(subscribeRate, maxSubscriptions)}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); c.writeLoop() }()
@@ -142,6 +148,8 @@ type conn struct {
 	mu    sync.Mutex
 	subs  map[string]*subscription
 	subWG sync.WaitGroup
+
+	subscribes *rate.Limiter // subscribeRate, burst maxSubscriptions
 }
 
 // subscription is one subscription.
@@ -285,6 +293,12 @@ func (c *conn) unsubscribe(topic string) bool {
 // subscribe starts following a topic (replacing a subscription to the same topic).
 func (c *conn) subscribe(topic string, offset int64) {
 	fail := func(code int, msg string) { c.send(frame{Type: "error", Topic: topic, Code: code, Message: msg}) }
+	if !c.subscribes.Allow() {
+		retry := true
+		c.send(frame{Type: "error", Topic: topic, Code: 429, Retryable: &retry, Message: "more than " +
+			strconv.Itoa(subscribeRate) + " subscribes per second on one connection (after the first " + strconv.Itoa(maxSubscriptions) + "): slow down"})
+		return
+	}
 	kind, id, ok := strings.Cut(topic, ":")
 	route, known := c.o.Routes[kind]
 	switch {

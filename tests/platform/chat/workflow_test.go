@@ -505,6 +505,31 @@ func TestRealtimeIsolation(t *testing.T) {
 	if f := rt.next(); f.Type != "pong" {
 		t.Fatalf("ping: %+v", f)
 	}
+	// A loop of subscribes: past a burst of 100, at most 10 a second, the rest answered 429
+	// (retryable); the connection stays usable.
+	rt = dialRealtime(t, s, admin)
+	const sent = 150
+	for i := 0; i < sent; i++ {
+		rt.send(map[string]any{"type": "subscribe", "topic": "nope:1", "offset": 0})
+	}
+	limited := 0
+	for i := 0; i < sent; i++ {
+		f := rt.next()
+		switch {
+		case f.Type == "error" && f.Code == 429 && f.Retryable != nil && *f.Retryable && strings.Contains(f.Message, "subscribes per second"):
+			limited++
+		case f.Type == "error" && f.Code == 400:
+		default:
+			t.Fatalf("subscribe %d: %+v", i, f)
+		}
+	}
+	if limited == 0 || limited > sent-100 {
+		t.Fatalf("%d of %d subscribes limited; want some, and none of the first 100", limited, sent)
+	}
+	rt.send(map[string]any{"type": "ping"})
+	if f := rt.next(); f.Type != "pong" {
+		t.Fatalf("ping after the limit: %+v", f)
+	}
 }
 
 // A session's events reach its followers from whichever client sends the message; a
