@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -47,6 +48,22 @@ func TestContractPromotionPlans(t *testing.T) {
 	list, err := c.ListPromotionPlans(s.Admin, &chatv1.ListPromotionPlansRequest{})
 	if err != nil || list.GetTotal() != 2 || len(list.GetItems()) != 2 || list.GetItems()[1].GetId() != mine.ID {
 		t.Fatalf("ListPromotionPlans: %v %v", list, err)
+	}
+	// The last page number there is: an empty page, not an overflowed offset.
+	last := int32(math.MaxInt32)
+	for name, call := range map[string]func() (int, int64, error){
+		"plans": func() (int, int64, error) {
+			r, err := c.ListPromotionPlans(s.Admin, &chatv1.ListPromotionPlansRequest{PageNum: &last})
+			return len(r.GetItems()), r.GetTotal(), err
+		},
+		"executions": func() (int, int64, error) {
+			r, err := c.ListPromotionExecutions(s.Admin, &chatv1.ListPromotionExecutionsRequest{PageNum: &last})
+			return len(r.GetItems()), r.GetTotal(), err
+		},
+	} {
+		if n, total, err := call(); err != nil || n != 0 || total == 0 {
+			t.Fatalf("%s at page %d: %d items of %d, %v", name, last, n, total, err)
+		}
 	}
 	byProduct, err := c.ListPromotionPlans(s.Admin, &chatv1.ListPromotionPlansRequest{ProductId: &mine.ProductIDs[0]})
 	if err != nil || byProduct.GetTotal() != 1 {

@@ -33,24 +33,14 @@ import (
 // events and then the live ones of this process (a feed), or poll the database when another
 // process runs the workflow. CHAT.md describes the rules.
 
-// ExpertTeam is implemented by an agent whose experts have names: StartWorkflow accepts
-// only those names in agents_to_use. For an agent without it, the names are those of the
-// agent team's experts (team.DefaultExperts).
-type ExpertTeam interface {
-	ExpertNames() []string
-}
-
-// expertNames are the names agents_to_use may hold for agent a.
-func expertNames(a agent.Agent) []string {
-	if t, ok := a.(ExpertTeam); ok {
-		return t.ExpertNames()
-	}
+// expertNames are the names agents_to_use may hold: the agent team's experts.
+var expertNames = sync.OnceValue(func() []string {
 	var names []string
 	for _, x := range team.DefaultExperts() {
 		names = append(names, x.Name)
 	}
 	return names
-}
+})
 
 // Limits of a workflow.
 const (
@@ -115,7 +105,7 @@ func (ws *workflows) start(ctx context.Context, req *chatv1.StartWorkflowRequest
 		return nil, apperr.InvalidFields([]apperr.FieldViolation{{Field: "input", Rule: "input.max_size", Message: "must be at most 64 KiB"}})
 	}
 	if len(req.GetAgentsToUse()) > 0 {
-		known := expertNames(ws.agent)
+		known := expertNames()
 		for i, name := range req.GetAgentsToUse() {
 			if !slices.Contains(known, name) {
 				msg := "the agents have no named experts"
@@ -416,7 +406,7 @@ func (r *workflowRun) updateStepsLocked(props *structpb.Struct) []*chatv1.Workfl
 		}
 		next := &chatv1.WorkflowStep{Id: id, Agent: str("agent", "expert"), Description: str("description", "title", "task"),
 			Status: stepStatus(str("status")), Summary: truncateRunes(str("summary", "result", "detail"), maxStepSummary), Error: str("error")}
-		if next.Agent == "" && slices.Contains(expertNames(r.w.agent), id) {
+		if next.Agent == "" && slices.Contains(expertNames(), id) {
 			next.Agent = id // the team's tasks are named after their experts
 		}
 		var old *chatv1.WorkflowStep

@@ -13,6 +13,7 @@ import (
 	chatv1 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v1"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/internal/listing"
 )
 
 // Server implements chatv1.PromotionServiceServer over the store.
@@ -54,30 +55,19 @@ func failure(err error, resource string, id int64) error {
 	return apperr.Internal(err)
 }
 
-func page(num, size *int32) (n, s int32) {
-	n, s = 1, 10
-	if num != nil {
-		n = *num
-	}
-	if size != nil {
-		s = *size
-	}
-	return n, s
-}
-
 // ListPromotionPlans implements the RPC.
 func (x *Server) ListPromotionPlans(ctx context.Context, req *chatv1.ListPromotionPlansRequest) (*chatv1.ListPromotionPlansResponse, error) {
 	id, err := authn.Caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, s := page(req.PageNum, req.PageSize)
+	p := listing.PageOf(req.PageNum, req.PageSize)
 	total, plans, err := x.store.ListPlans(ctx, id.TenantID, PlanFilter{Status: req.GetStatus(), ProductID: req.GetProductId(),
-		Limit: int(s), Offset: int((n - 1) * s)})
+		Limit: int(p.Size), Offset: int(p.Offset())})
 	if err != nil {
 		return nil, apperr.Internal(err)
 	}
-	out := &chatv1.ListPromotionPlansResponse{Total: total, PageNum: n, PageSize: s, Items: make([]*chatv1.PromotionPlan, 0, len(plans))}
+	out := &chatv1.ListPromotionPlansResponse{Total: total, PageNum: p.Num, PageSize: p.Size, Items: make([]*chatv1.PromotionPlan, 0, len(plans))}
 	for _, p := range plans {
 		out.Items = append(out.Items, PlanPB(p))
 	}
@@ -137,13 +127,13 @@ func (x *Server) ListPromotionExecutions(ctx context.Context, req *chatv1.ListPr
 	if err != nil {
 		return nil, err
 	}
-	n, s := page(req.PageNum, req.PageSize)
+	p := listing.PageOf(req.PageNum, req.PageSize)
 	total, execs, err := x.store.ListExecutions(ctx, id.TenantID, ExecFilter{TemplateID: req.GetTemplateId(), Status: req.GetStatus(),
-		Limit: int(s), Offset: int((n - 1) * s)})
+		Limit: int(p.Size), Offset: int(p.Offset())})
 	if err != nil {
 		return nil, apperr.Internal(err)
 	}
-	out := &chatv1.ListPromotionExecutionsResponse{Total: total, PageNum: n, PageSize: s, Items: make([]*chatv1.PromotionExecution, 0, len(execs))}
+	out := &chatv1.ListPromotionExecutionsResponse{Total: total, PageNum: p.Num, PageSize: p.Size, Items: make([]*chatv1.PromotionExecution, 0, len(execs))}
 	for _, e := range execs {
 		out.Items = append(out.Items, ExecutionPB(e))
 	}

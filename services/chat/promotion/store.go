@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -198,7 +199,7 @@ func (s *Store) MovePlan(ctx context.Context, tenantID, id int64, to string) (*P
 		if err != nil {
 			return err
 		}
-		if !allowed(planMoves, from, to) {
+		if !slices.Contains(planMoves[from], to) {
 			return &MoveError{From: from, To: to}
 		}
 		out, err = scanPlan(tx.QueryRow(ctx, `UPDATE chat.promotion_plans SET status = $3, updated_at = clock_timestamp()
@@ -206,15 +207,6 @@ func (s *Store) MovePlan(ctx context.Context, tenantID, id int64, to string) (*P
 		return err
 	})
 	return out, err
-}
-
-func allowed(moves map[string][]string, from, to string) bool {
-	for _, s := range moves[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
 }
 
 // DeletePlan deletes a template and its execution plans; it returns how many execution
@@ -301,7 +293,7 @@ func (s *Store) MoveExecution(ctx context.Context, tenantID, id int64, to string
 		if err != nil {
 			return err
 		}
-		if !allowed(execMoves, from, to) {
+		if !slices.Contains(execMoves[from], to) {
 			return &MoveError{From: from, To: to}
 		}
 		out, err = scanExec(tx.QueryRow(ctx, `UPDATE chat.promotion_executions SET status = $3, updated_at = clock_timestamp()

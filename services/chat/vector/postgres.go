@@ -15,7 +15,8 @@ import (
 var migrationFiles embed.FS
 
 // Migrations are the embedded store's migrations (schema chatvec, version table
-// goose_chatvec); the chat service applies them with its own.
+// goose_chatvec); the chat service's agent builder (agent/build) applies them when the
+// PostgreSQL store is configured.
 func Migrations() postgres.Migrations {
 	return *postgres.Embedded("chatvec", migrationFiles)
 }

@@ -304,7 +304,7 @@ func (s *Server) list(kind string) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ caller) error {
 		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 		size, _ := strconv.Atoi(r.URL.Query().Get("size"))
-		page, size = max(page, 1), min(max(size, 1), 100)
+		page, size = min(max(page, 1), 1<<31), min(max(size, 1), 100) // page bounded: the OFFSET cannot overflow
 		if r.URL.Query().Get("size") == "" {
 			size = 50
 		}

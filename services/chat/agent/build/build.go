@@ -72,11 +72,16 @@ func New(ctx context.Context, cfg chatconfig.LLMConfig, dial func(target string)
 		embedder = emb
 	}
 
-	store, err := openStore(ctx, cfg, pool, logger, MetricsCollection)
+	if cfg.VectorStore != "qdrant" && cfg.VectorStore != "memory" && pool != nil { // the PostgreSQL store, once for its collections
+		if err := postgres.Migrate(ctx, pool, logger, vector.Migrations()); err != nil {
+			return nil, nil, fmt.Errorf("chat agent: %w", err)
+		}
+	}
+	store, err := openStore(cfg, pool, logger, MetricsCollection)
 	if err != nil {
 		return nil, nil, err
 	}
-	entityStore, err := openStore(ctx, cfg, pool, logger, entities.Collection)
+	entityStore, err := openStore(cfg, pool, logger, entities.Collection)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,7 +90,7 @@ func New(ctx context.Context, cfg chatconfig.LLMConfig, dial func(target string)
 		return nil, nil, fmt.Errorf("chat agent: dial basic: %w", err)
 	}
 	basic := entities.NewGRPCBasic(basicConn, cfg.AnalyticsTimeout)
-	adhocStore, err := openStore(ctx, cfg, pool, logger, entities.AdhocCollection)
+	adhocStore, err := openStore(cfg, pool, logger, entities.AdhocCollection)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -143,9 +148,9 @@ func New(ctx context.Context, cfg chatconfig.LLMConfig, dial func(target string)
 		SystemPrompt: llmagent.DefaultSystemPrompt + "\n" + team.PlannerPrompt}), checks, nil
 }
 
-// openStore opens the configured vector store for one collection: PostgreSQL (migrating
-// schema chatvec; memory without a pool), Qdrant or memory.
-func openStore(ctx context.Context, cfg chatconfig.LLMConfig, pool *pgxpool.Pool, logger *slog.Logger, collection string) (vector.Store, error) {
+// openStore opens the configured vector store for one collection: PostgreSQL (schema
+// chatvec, migrated by New; memory without a pool), Qdrant or memory.
+func openStore(cfg chatconfig.LLMConfig, pool *pgxpool.Pool, logger *slog.Logger, collection string) (vector.Store, error) {
 	switch cfg.VectorStore {
 	case "qdrant":
 		q, err := vector.NewQdrant(vector.QdrantConfig{Addr: cfg.QdrantAddr, APIKey: cfg.QdrantAPIKey, TLS: cfg.QdrantTLS,
@@ -160,9 +165,6 @@ func openStore(ctx context.Context, cfg chatconfig.LLMConfig, pool *pgxpool.Pool
 	if pool == nil {
 		logger.Warn("chat agent: no database; a vector index is kept in memory", "collection", collection)
 		return vector.NewMemory(), nil
-	}
-	if err := postgres.Migrate(ctx, pool, logger, vector.Migrations()); err != nil {
-		return nil, fmt.Errorf("chat agent: %w", err)
 	}
 	return vector.NewPostgres(pool, collection), nil
 }

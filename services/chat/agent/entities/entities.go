@@ -145,16 +145,23 @@ func Fingerprint(ctx context.Context, b Basic) (string, *Snapshot, error) {
 	return hex.EncodeToString(h.Sum(nil)), snap, nil
 }
 
-// LoadGoods reads the goods (most recently updated first, at most MaxGoods) into snap.
+// LoadGoods reads the goods (most recently updated first, at most MaxGoods) into snap, each
+// once: a goods updated while the pages are read moves to the first page and may come twice.
 func LoadGoods(ctx context.Context, b Basic, snap *Snapshot) error {
 	snap.Goods = nil
+	seen := map[int64]bool{}
 	for n := int32(1); len(snap.Goods) < MaxGoods; n++ {
 		resp, err := b.ListGoods(ctx, &basicv1.ListGoodsRequest{PageNum: proto.Int32(n), PageSize: proto.Int32(page), Sort: "updated_at,desc"})
 		if err != nil {
 			return err
 		}
-		snap.Goods = append(snap.Goods, resp.GetItems()...)
-		if len(resp.GetItems()) < int(page) || int64(len(snap.Goods)) >= resp.GetTotal() {
+		for _, g := range resp.GetItems() {
+			if !seen[g.GetId()] {
+				seen[g.GetId()] = true
+				snap.Goods = append(snap.Goods, g)
+			}
+		}
+		if len(resp.GetItems()) < int(page) || int64(n)*int64(page) >= resp.GetTotal() {
 			break
 		}
 	}

@@ -220,8 +220,14 @@ func Build(snap *entities.Snapshot, metrics []agent.MetricInfo, plans []*promoti
 			g.Nodes = append(g.Nodes, n)
 		}
 	}
+	// One edge per (from, to, kind), the store's key: the data may name a pair twice (a plan
+	// watching a metric twice, a goods read twice while the listing changed under the pages).
+	type edgeKey struct{ from, to, kind string }
+	hasEdge := map[edgeKey]bool{}
 	edge := func(from, to, kind string, w float64) {
-		if has[from] && has[to] && from != to {
+		k := edgeKey{from, to, kind}
+		if has[from] && has[to] && from != to && !hasEdge[k] {
+			hasEdge[k] = true
 			g.Edges = append(g.Edges, Edge{From: from, To: to, Kind: kind, Weight: w})
 		}
 	}

@@ -137,8 +137,9 @@ func TestKnowledgeGraph(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	// a new promotion plan is in the graph at the next search, with what it targets and watches
-	p, err := f.plans.CreatePlan(context.Background(), &promotion.Plan{TenantID: 42, Title: "Winter coat push", ProductIDs: []int64{2},
-		StartDate: agenttest.Now, EndDate: agenttest.Now.AddDate(0, 0, 7), Metrics: []string{"units_sold"}, CreatedBy: 7})
+	// (named twice by the model: one edge each)
+	p, err := f.plans.CreatePlan(context.Background(), &promotion.Plan{TenantID: 42, Title: "Winter coat push", ProductIDs: []int64{2, 2},
+		StartDate: agenttest.Now, EndDate: agenttest.Now.AddDate(0, 0, 7), Metrics: []string{"units_sold", "units_sold"}, CreatedBy: 7})
 	if err != nil {
 		t.Fatal(err)
 	}

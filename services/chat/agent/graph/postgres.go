@@ -5,10 +5,11 @@ package graph
 
 import (
 	"context"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/shopmind/shopmind/internal/listing"
 )
 
 // Postgres is the default Store.
@@ -49,12 +50,6 @@ func (p *Postgres) Replace(ctx context.Context, tenantID int64, g *Graph) error 
 	})
 }
 
-// likePattern escapes keyword for ILIKE.
-func likePattern(keyword string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(keyword) + "%"
-}
-
 // searchSQL: the seed nodes (an exact id, else names containing the keyword, exact names
 // and short names first), then a walk along the edges in both directions up to $4 steps
 // that never revisits a node on its path; each node at its smallest depth, nearest first.
@@ -85,7 +80,7 @@ LIMIT $6`
 
 // Search implements Store.
 func (p *Postgres) Search(ctx context.Context, tenantID int64, keyword string, limit, depth int) (*Result, error) {
-	rows, err := p.pool.Query(ctx, searchSQL, tenantID, keyword, likePattern(keyword), depth, limit, 5*limit)
+	rows, err := p.pool.Query(ctx, searchSQL, tenantID, keyword, listing.Contains(keyword), depth, limit, 5*limit)
 	if err != nil {
 		return nil, err
 	}

@@ -333,7 +333,7 @@ func (r *offlineExpert) promotion() error {
 		v, _ := cur.Value(i, m)
 		moves = append(moves, goodsMove{label: cur.Label(i), cur: v, prev: before[cur.Label(i)]})
 	}
-	falling := slicesFilter(moves, func(g goodsMove) bool { return g.prev > 0 && g.cur < g.prev })
+	falling := slices.DeleteFunc(slices.Clone(moves), func(g goodsMove) bool { return !(g.prev > 0 && g.cur < g.prev) })
 	sort.SliceStable(falling, func(i, j int) bool { return falling[i].cur-falling[i].prev < falling[j].cur-falling[j].prev })
 	r.lines = append(r.lines, fmt.Sprintf(r.tr("- %s falling most against %s:", "- %s 较上期（%s）下降最多："), r.label(m), r.prev.Range()))
 	if len(falling) == 0 {
@@ -444,14 +444,4 @@ func (r *offlineExpert) promotionPlan(top goodsMove, metric string) {
 	default:
 		r.lines = append(r.lines, fmt.Sprintf(r.tr("- execution: %s (planned)", "- 执行：%s（待执行）"), res.Summary))
 	}
-}
-
-func slicesFilter[T any](in []T, keep func(T) bool) []T {
-	var out []T
-	for _, x := range in {
-		if keep(x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
