@@ -84,22 +84,26 @@ func (v Viewer) where() []vector.Match {
 // adhocIndex keeps the ad-hoc records' vectors. Records are immutable and never deleted
 // in crx, so the index only grows: a record is embedded once per process and upserted.
 type adhocIndex struct {
-	src   Adhoc
-	store vector.Store
-	mu    sync.Mutex
+	src     Adhoc
+	store   vector.Store
+	tenants agent.PerTenant[adhocTenant]
+}
+
+// adhocTenant is the ad-hoc index's state of one tenant; mu is held while it is refreshed.
+type adhocTenant struct {
+	mu sync.Mutex
 	// fingerprint per viewer scope: the count and newest record crx lists to that viewer
 	fingerprint map[string]string
 	// seen per viewer scope: the record ids crx listed to that viewer
 	seen map[string]map[int64]bool
-	// embedded per tenant: the record ids whose texts are in the store
-	embedded map[int64]map[int64]bool
+	// embedded: the record ids whose texts are in the store
+	embedded map[int64]bool
 }
 
 // WithAdhoc makes the index search the ad-hoc page records too, read from src as the
 // caller and kept in store (a collection of its own). It returns x.
 func (x *Index) WithAdhoc(src Adhoc, store vector.Store) *Index {
-	x.adhoc = &adhocIndex{src: src, store: store, fingerprint: map[string]string{}, seen: map[string]map[int64]bool{},
-		embedded: map[int64]map[int64]bool{}}
+	x.adhoc = &adhocIndex{src: src, store: store}
 	return x
 }
 
@@ -127,21 +131,21 @@ func (a *adhocIndex) refresh(ctx context.Context, embedder vector.Embedder, v Vi
 		fp += " " + strconv.FormatInt(r.GetId(), 10)
 	}
 	key := v.scope()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.fingerprint[key] == fp {
+	t := a.tenants.Of(v.TenantID)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fingerprint == nil {
+		t.fingerprint, t.seen, t.embedded = map[string]string{}, map[string]map[int64]bool{}, map[int64]bool{}
+	}
+	if t.fingerprint[key] == fp {
 		return true, nil
 	}
 	// work on a copy: the scope's state changes only when the records reached the store
-	seen := make(map[int64]bool, len(a.seen[key])+int(page))
-	for id := range a.seen[key] {
+	seen := make(map[int64]bool, len(t.seen[key])+int(page))
+	for id := range t.seen[key] {
 		seen[id] = true
 	}
-	done := a.embedded[v.TenantID]
-	if done == nil {
-		done = map[int64]bool{}
-		a.embedded[v.TenantID] = done
-	}
+	done := t.embedded
 	var fresh []*crxv1.AdhocRecord
 	queued := map[int64]bool{}
 	total := head.GetTotal()
@@ -189,7 +193,7 @@ func (a *adhocIndex) refresh(ctx context.Context, embedder vector.Embedder, v Vi
 	for _, r := range fresh {
 		done[r.GetId()] = true
 	}
-	a.seen[key], a.fingerprint[key] = seen, fp
+	t.seen[key], t.fingerprint[key] = seen, fp
 	return true, nil
 }
 

@@ -168,19 +168,25 @@ func LoadGoods(ctx context.Context, b Basic, snap *Snapshot) error {
 	return nil
 }
 
+// indexed is what a tenant's index holds: the fingerprint of its basic data (with the
+// embedder's id); mu is held while the index is rebuilt.
+type indexed struct {
+	mu          sync.Mutex
+	fingerprint string
+}
+
 // Index keeps the vector index of each tenant's entities.
 type Index struct {
 	basic    Basic
 	store    vector.Store
 	embedder vector.Embedder
-	mu       sync.Mutex
-	indexed  map[int64]string // tenant -> fingerprint (with the embedder's id)
-	adhoc    *adhocIndex      // nil: no ad-hoc page records (WithAdhoc)
+	indexed  agent.PerTenant[indexed]
+	adhoc    *adhocIndex // nil: no ad-hoc page records (WithAdhoc)
 }
 
 // NewIndex returns an index over store (a collection of its own) with embedder.
 func NewIndex(basic Basic, store vector.Store, embedder vector.Embedder) *Index {
-	return &Index{basic: basic, store: store, embedder: embedder, indexed: map[int64]string{}}
+	return &Index{basic: basic, store: store, embedder: embedder}
 }
 
 // Entity is one search result.
@@ -262,9 +268,10 @@ func (x *Index) Refresh(ctx context.Context, tenantID int64) (bool, error) {
 		return false, err
 	}
 	fp += " " + x.embedder.ID()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.indexed[tenantID] == fp {
+	st := x.indexed.Of(tenantID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.fingerprint == fp {
 		return false, nil
 	}
 	if err := LoadGoods(ctx, x.basic, snap); err != nil {
@@ -287,7 +294,7 @@ func (x *Index) Refresh(ctx context.Context, tenantID int64) (bool, error) {
 	if err := x.store.Replace(ctx, tenantID, its); err != nil {
 		return false, err
 	}
-	x.indexed[tenantID] = fp
+	st.fingerprint = fp
 	return true, nil
 }
 

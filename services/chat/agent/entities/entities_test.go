@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -109,5 +110,49 @@ func TestSearchEntities(t *testing.T) {
 	content, _, err = reg.Run(ctx, &agent.ToolEnv{Request: &agent.Request{}}, ToolName, `{"query":"coat"}`)
 	if err == nil || !strings.Contains(agenttest.ErrorMessage(t, content), "identity") {
 		t.Fatal(content)
+	}
+}
+
+// gatedBasic holds tenant 42's goods pages (not the one-row read of the fingerprint) until
+// gate closes.
+type gatedBasic struct {
+	*agenttest.FakeBasic
+	gate    chan struct{}
+	reached chan struct{}
+}
+
+func (g *gatedBasic) ListGoods(ctx context.Context, req *basicv1.ListGoodsRequest) (*basicv1.ListGoodsResponse, error) {
+	if authn.FromContext(ctx).TenantID == 42 && req.GetPageSize() > 1 {
+		g.reached <- struct{}{}
+		<-g.gate
+	}
+	return g.FakeBasic.ListGoods(ctx, req)
+}
+
+// A tenant's re-index does not wait for another tenant's, still running.
+func TestRefreshOfOneTenantDoesNotWaitForAnother(t *testing.T) {
+	basic := &gatedBasic{FakeBasic: agenttest.NewFakeBasic(), gate: make(chan struct{}), reached: make(chan struct{}, 1)}
+	x := NewIndex(basic, vector.NewMemory(), vector.NewHashEmbedder(256))
+	as := func(tenant int64) context.Context {
+		id := agenttest.Identity()
+		id.TenantID = tenant
+		return authn.WithIdentity(context.Background(), id)
+	}
+	slow := make(chan error, 1)
+	go func() { _, err := x.Refresh(as(42), 42); slow <- err }()
+	<-basic.reached // tenant 42 is re-indexing, held
+	other := make(chan error, 1)
+	go func() { _, err := x.Refresh(as(7), 7); other <- err }()
+	select {
+	case err := <-other:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // a bound on waiting, not a timing assertion
+		t.Fatal("tenant 7's refresh waited for tenant 42's")
+	}
+	close(basic.gate)
+	if err := <-slow; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -112,8 +112,14 @@ type Builder struct {
 	plans     Plans // may be nil
 	store     Store
 	now       func() time.Time
-	mu        sync.Mutex
-	built     map[int64]string
+	built     agent.PerTenant[built]
+}
+
+// built is what a tenant's graph was built from (the fingerprint of its data); mu is held
+// while it is rebuilt.
+type built struct {
+	mu    sync.Mutex
+	print string
 }
 
 // NewBuilder returns a builder writing to store. plans may be nil (no plans in the graph);
@@ -122,7 +128,7 @@ func NewBuilder(basic entities.Basic, orders Orders, analytics agent.Analytics, 
 	if now == nil {
 		now = time.Now
 	}
-	return &Builder{basic: basic, orders: orders, analytics: analytics, plans: plans, store: store, now: now, built: map[int64]string{}}
+	return &Builder{basic: basic, orders: orders, analytics: analytics, plans: plans, store: store, now: now}
 }
 
 // source is what a graph is built from.
@@ -183,9 +189,10 @@ func (b *Builder) Refresh(ctx context.Context, tenantID int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.built[tenantID] == src.print {
+	st := b.built.Of(tenantID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.print == src.print {
 		return false, nil
 	}
 	if err := entities.LoadGoods(ctx, b.basic, src.snap); err != nil {
@@ -204,7 +211,7 @@ func (b *Builder) Refresh(ctx context.Context, tenantID int64) (bool, error) {
 	if err := b.store.Replace(ctx, tenantID, Build(src.snap, src.metrics, src.plans, src.orders)); err != nil {
 		return false, err
 	}
-	b.built[tenantID] = src.print
+	st.print = src.print
 	return true, nil
 }
 
