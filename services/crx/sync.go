@@ -54,7 +54,7 @@ func (s *server) SyncMetrics(ctx context.Context, req *crxv1.SyncMetricsRequest)
 	if v := req.GetExtensionVersion(); v != "" && compareVersions(v, s.cfg.MinVersion) < 0 {
 		return nil, apperr.New(apperr.KindRule, "extension version %s is older than the oldest supported version %s: update the extension (GET /api/v1/data/crx/ver)", v, s.cfg.MinVersion)
 	}
-	prev, err := s.claimBatch(ctx, id, req.GetClientBatchId())
+	prev, claim, err := s.claimBatch(ctx, id, req.GetClientBatchId())
 	if err != nil || prev != nil {
 		return prev, err
 	}
@@ -62,7 +62,7 @@ func (s *server) SyncMetrics(ctx context.Context, req *crxv1.SyncMetricsRequest)
 	answered := false
 	defer func() {
 		if !answered {
-			s.releaseBatch(id.TenantID, req.GetClientBatchId())
+			s.releaseBatch(id.TenantID, req.GetClientBatchId(), claim)
 		}
 	}()
 	resp, rows, err := s.checkItems(ctx, id, req)
@@ -79,7 +79,7 @@ func (s *server) SyncMetrics(ctx context.Context, req *crxv1.SyncMetricsRequest)
 	}
 	resp.Accepted = int32(inserted)
 	resp.Duplicates = int32(len(rows) - inserted)
-	if err := s.rememberBatch(ctx, id, resp); err != nil {
+	if err := s.rememberBatch(ctx, id, resp, claim); err != nil {
 		// The values are stored (and a retry finds them as duplicates): answer success.
 		s.log.Warn("crx: sync batch not remembered", "tenant", id.TenantID, "batch", resp.ClientBatchId, "error", err)
 	} else {
@@ -100,23 +100,27 @@ const (
 
 // claimBatch claims a batch id for the caller's request. It returns the stored response
 // when the batch was answered within batchMemory (waiting for a claim in flight to be
-// answered), or nil when the claim is this request's: it then stores the batch.
-func (s *server) claimBatch(ctx context.Context, id *authn.Identity, batchID string) (*crxv1.SyncMetricsResponse, error) {
+// answered), or nil and the claim's time when the claim is this request's: it then stores
+// the batch, and releases or answers the claim of that time only (a claim taken over by a
+// retry after claimExpiry is the retry's).
+func (s *server) claimBatch(ctx context.Context, id *authn.Identity, batchID string) (*crxv1.SyncMetricsResponse, time.Time, error) {
 	deadline := time.Now().Add(claimWait)
 	for {
 		// A new claim, or the takeover of a forgotten answer or of an abandoned claim.
-		tag, err := s.pool.Exec(ctx, `INSERT INTO crx.sync_batches (tenant_id, client_batch_id, user_id, response)
+		var claimed time.Time
+		err := s.pool.QueryRow(ctx, `INSERT INTO crx.sync_batches (tenant_id, client_batch_id, user_id, response)
 			VALUES ($1, $2, $3, NULL)
 			ON CONFLICT (tenant_id, client_batch_id) DO UPDATE
 				SET user_id = EXCLUDED.user_id, response = NULL, created_at = now()
 				WHERE (crx.sync_batches.response IS NOT NULL AND crx.sync_batches.created_at <= now() - $4::interval)
-					OR (crx.sync_batches.response IS NULL AND crx.sync_batches.created_at <= now() - $5::interval)`,
-			id.TenantID, batchID, id.UserID, batchMemory.String(), claimExpiry.String())
-		if err != nil {
-			return nil, err
+					OR (crx.sync_batches.response IS NULL AND crx.sync_batches.created_at <= now() - $5::interval)
+			RETURNING created_at`,
+			id.TenantID, batchID, id.UserID, batchMemory.String(), claimExpiry.String()).Scan(&claimed)
+		if err == nil {
+			return nil, claimed, nil
 		}
-		if tag.RowsAffected() == 1 {
-			return nil, nil
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, time.Time{}, err
 		}
 		var raw []byte
 		err = s.pool.QueryRow(ctx, `SELECT response FROM crx.sync_batches WHERE tenant_id = $1 AND client_batch_id = $2`, id.TenantID, batchID).Scan(&raw)
@@ -124,44 +128,52 @@ func (s *server) claimBatch(ctx context.Context, id *authn.Identity, batchID str
 			continue // the claim was released just now: claim it again
 		}
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		if raw != nil {
 			out := &crxv1.SyncMetricsResponse{}
 			if err := protojson.Unmarshal(raw, out); err != nil {
-				return nil, apperr.Internal(fmt.Errorf("crx: stored response of batch %s: %w", batchID, err))
+				return nil, time.Time{}, apperr.Internal(fmt.Errorf("crx: stored response of batch %s: %w", batchID, err))
 			}
-			return out, nil
+			return out, time.Time{}, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, apperr.New(apperr.KindConflict, "batch %s is being stored by another request; retry it", batchID)
+			return nil, time.Time{}, apperr.New(apperr.KindConflict, "batch %s is being stored by another request; retry it", batchID)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, time.Time{}, ctx.Err()
 		case <-time.After(claimPoll):
 		}
 	}
 }
 
-// releaseBatch drops this request's unanswered claim (the batch failed): detached from the
-// request, whose context may be what ended it.
-func (s *server) releaseBatch(tenantID int64, batchID string) {
+// releaseBatch drops this request's unanswered claim (the batch failed), unless a retry took
+// it over: detached from the request, whose context may be what ended it.
+func (s *server) releaseBatch(tenantID int64, batchID string, claim time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if _, err := s.pool.Exec(ctx, `DELETE FROM crx.sync_batches WHERE tenant_id = $1 AND client_batch_id = $2 AND response IS NULL`, tenantID, batchID); err != nil {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM crx.sync_batches
+		WHERE tenant_id = $1 AND client_batch_id = $2 AND response IS NULL AND created_at = $3`, tenantID, batchID, claim); err != nil {
 		s.log.Warn("crx: sync batch claim not released", "tenant", tenantID, "batch", batchID, "error", err)
 	}
 }
 
-// rememberBatch stores the answer of the batch this request claimed.
-func (s *server) rememberBatch(ctx context.Context, id *authn.Identity, resp *crxv1.SyncMetricsResponse) error {
+// errClaimTaken: a retry took the claim over (this request outlived claimExpiry).
+var errClaimTaken = errors.New("the claim was taken over by a retry")
+
+// rememberBatch stores the answer of the batch this request claimed at claim, unless a
+// retry took the claim over.
+func (s *server) rememberBatch(ctx context.Context, id *authn.Identity, resp *crxv1.SyncMetricsResponse, claim time.Time) error {
 	raw, err := protojson.Marshal(resp)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `UPDATE crx.sync_batches SET response = $3, created_at = now()
-		WHERE tenant_id = $1 AND client_batch_id = $2 AND response IS NULL`, id.TenantID, resp.ClientBatchId, raw)
+	tag, err := s.pool.Exec(ctx, `UPDATE crx.sync_batches SET response = $3, created_at = now()
+		WHERE tenant_id = $1 AND client_batch_id = $2 AND response IS NULL AND created_at = $4`, id.TenantID, resp.ClientBatchId, raw, claim)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = errClaimTaken
+	}
 	return err
 }
 
