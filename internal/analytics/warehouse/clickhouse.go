@@ -36,6 +36,11 @@ const (
 	chMemoryLimit        = 241
 )
 
+// chUnavailable are the server's exceptions that say it cannot take the query now, whoever
+// wrote it: too many simultaneous queries, no free connection, socket timeout, network
+// error, aborted, too many parts, the keeper.
+var chUnavailable = map[int32]bool{202: true, 203: true, 209: true, 210: true, 236: true, 252: true, 999: true}
+
 // chFactTables are partitioned by month and ordered by time; the other base tables are small
 // dimension tables ordered by key.
 var chFactTables = map[string]bool{TableOrders: true, TableOrderItems: true}
@@ -361,12 +366,16 @@ func (s *chStore) mapError(ctx context.Context, guardFired bool, opts QueryOptio
 				return capError("the query exceeded the sandbox's cap: %s", ex.Message)
 			}
 		}
-		if opts.Untrusted != nil {
-			return authorError(ex.Message, err)
-		}
 	}
 	if guardFired {
 		return timeoutError(opts.Timeout, err)
+	}
+	if ex != nil && chUnavailable[ex.Code] {
+		s.logger.Warn("analytical store busy or unreachable", "dialect", DialectClickHouse, "error", err)
+		return apperr.New(apperr.KindUnavailable, "the analytical store is unavailable; retry shortly")
+	}
+	if ex != nil && opts.Untrusted != nil {
+		return authorError(ex.Message, err)
 	}
 	if ex == nil && unreachable(err) {
 		s.logger.Warn("analytical store unreachable", "dialect", DialectClickHouse, "error", err)
