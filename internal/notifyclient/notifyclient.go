@@ -2,8 +2,9 @@
 // NotifyPublisherService.Publish on the notify target, made on behalf of the signed-in user
 // whose request produced it (their token is forwarded, so the notification lands in their
 // tenant). Notifying is best effort by design: Publish never returns an error and never
-// outlives its own short deadline, so a notify service that is down, slow or refusing never
-// fails (or noticeably slows) the producer's own request; failures are logged.
+// outlives its own short deadline (DefaultTimeout, 2 s), so a notify service that is down or
+// refusing never fails the producer's own request; one that hangs delays it by at most that
+// deadline. Failures are logged.
 package notifyclient
 
 import (

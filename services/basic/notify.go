@@ -30,9 +30,16 @@ func upstreamFailure(err error) bool {
 	return false
 }
 
+// callerEnded reports a failure that is the caller's own: its request was cancelled or ran
+// past its own deadline (the sync's SyncTimeout is a deadline of its own, inside it). The
+// caller saw its call end; neither the platform nor the partner failed.
+func callerEnded(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() != nil
+}
+
 func (c *handlerDeps) notifyPlatformSync(ctx context.Context, sh *shopRecord, res syncCounts, err error) {
 	id := authn.FromContext(ctx)
-	if id == nil {
+	if id == nil || callerEnded(ctx, err) {
 		return
 	}
 	n := notifyclient.Notification{Source: "basic.sync", ShopID: sh.ID, UserID: id.UserID}
@@ -56,7 +63,7 @@ func (c *handlerDeps) notifyPlatformSync(ctx context.Context, sh *shopRecord, re
 
 func (c *handlerDeps) notifyPartnerASync(ctx context.Context, goods int, err error) {
 	id := authn.FromContext(ctx)
-	if id == nil || err == nil || !upstreamFailure(err) {
+	if id == nil || err == nil || !upstreamFailure(err) || callerEnded(ctx, err) {
 		return
 	}
 	c.notify.Publish(ctx, notifyclient.Notification{Type: "partner_failure", Level: notifyclient.LevelError, Source: "basic.partner_a",

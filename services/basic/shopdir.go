@@ -19,14 +19,7 @@ func (s *shopDirServer) ResolveShops(ctx context.Context, req *basicv1.ResolveSh
 	if err != nil {
 		return nil, err
 	}
-	ids, pids := req.GetShopIds(), req.GetPlatformShopIds()
-	if ids == nil {
-		ids = []int64{}
-	}
-	if pids == nil {
-		pids = []string{}
-	}
-	shops, err := s.c.store.resolveShops(ctx, id.TenantID, ids, pids)
+	shops, err := s.c.store.resolveShops(ctx, id.TenantID, req.GetShopIds(), req.GetPlatformShopIds())
 	if err != nil {
 		return nil, err
 	}

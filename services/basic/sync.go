@@ -66,9 +66,9 @@ func (s *goodsServer) SyncFromPlatform(ctx context.Context, req *basicv1.SyncFro
 	case shopDisabled:
 		return nil, apperr.New(apperr.KindRule, "shop %d is disabled; enable it before syncing", sh.ID)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.c.cfg.SyncTimeout)
+	sctx, cancel := context.WithTimeout(ctx, s.c.cfg.SyncTimeout)
 	defer cancel()
-	res, err := s.c.syncShop(ctx, id.TenantID, sh)
+	res, err := s.c.syncShop(sctx, id.TenantID, sh)
 	s.c.pushToAnalytics(ctx, id.TenantID) // what was written before a failure is pushed too
 	s.c.notifyPlatformSync(ctx, sh, res, err)
 	if err != nil {
