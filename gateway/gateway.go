@@ -191,11 +191,14 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 			case "/metrics":
 				h = metricsHandler.ServeHTTP
 			}
+			route := r.URL.Path
 			if h == nil && opts.Documentation != nil && opts.DocumentationPaths(r.URL.Path) {
-				h = opts.Documentation.ServeHTTP
+				// one metrics label for all of them: any path under /docs/ is served (404 or
+				// not), and a label per path would grow the metrics without end
+				h, route = opts.Documentation.ServeHTTP, "documentation"
 			}
 			if h != nil {
-				infoFrom(r.Context()).route = r.URL.Path
+				infoFrom(r.Context()).route = route
 				h(w, r)
 				return
 			}

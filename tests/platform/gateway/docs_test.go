@@ -51,4 +51,20 @@ func TestDocumentationServedWithoutToken(t *testing.T) {
 	if r := s.Do(t, "GET", "/docs/nothing", ""); r.Status != 404 {
 		t.Errorf("GET /docs/nothing: HTTP %d", r.Status)
 	}
+	// Whatever path is asked under /docs/, the metrics count it under one route label.
+	s.Do(t, "GET", "/docs/nothing-"+strings.Repeat("x", 20), "")
+	metrics := string(s.Do(t, "GET", "/metrics", "").Body)
+	if strings.Contains(metrics, "/docs/nothing") || !strings.Contains(metrics, `route="documentation"`) {
+		t.Errorf("documentation paths in the metrics' route labels:\n%s", grepLines(metrics, "/docs"))
+	}
+}
+
+func grepLines(text, sub string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
