@@ -55,6 +55,9 @@ func (c *inProcessConn) newStream(ctx context.Context, m inProcessStreamMethod, 
 			}()
 			err = c.streamInterceptor(m.impl, serverSide{st}, m.info, m.handler)
 		}()
+		if c.base.Err() != nil && ctx.Err() == nil { // ended by the server's stop, not by the caller
+			err = status.Error(codes.Unavailable, "the server is stopping; retry")
+		}
 		st.finish(err)
 	}()
 	return clientSide{st, ctx}, nil
