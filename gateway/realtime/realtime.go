@@ -112,7 +112,12 @@ func serve(base context.Context, o *Options, w http.ResponseWriter, r *http.Requ
 	}
 	ws.SetReadLimit(readLimit)
 	ctx, cancel := context.WithCancel(r.Context())
-	stopOnShutdown := context.AfterFunc(base, cancel)
+	// The gateway's stop closes with 1001 first (which also ends the read loop's Read):
+	// cancelling the read's context instead would drop the TCP connection without a close frame.
+	stopOnShutdown := context.AfterFunc(base, func() {
+		_ = ws.Close(websocket.StatusGoingAway, "the gateway is stopping: reconnect and resume")
+		cancel()
+	})
 	c := &conn{o: o, ws: ws, r: r, ctx: ctx, cancel: cancel,
 		out: make(chan []byte, queueLength), subs: map[string]*subscription{},
 		subscribes: rate.NewLimiter(subscribeRate, maxSubscriptions)}
@@ -129,11 +134,7 @@ func serve(base context.Context, o *Options, w http.ResponseWriter, r *http.Requ
 	c.mu.Unlock()
 	c.subWG.Wait()
 	wg.Wait()
-	reason := "closed"
-	if base.Err() != nil {
-		reason = "the gateway is stopping: reconnect and resume"
-	}
-	_ = ws.Close(websocket.StatusGoingAway, reason)
+	_ = ws.Close(websocket.StatusGoingAway, "closed") // a no-op when the stop closed it already
 }
 
 // conn is one client connection.

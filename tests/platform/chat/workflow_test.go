@@ -532,6 +532,29 @@ func TestRealtimeIsolation(t *testing.T) {
 	}
 }
 
+// The gateway's stop closes the channel with 1001 (going away) and a reason, so that clients
+// reconnect and resume.
+func TestRealtimeClosesGoingAwayOnStop(t *testing.T) {
+	s := start(t, answer(nil, chunk("done")))
+	rt := dialRealtime(t, s, s.Admin(t).Access)
+	rt.send(map[string]any{"type": "ping"})
+	if f := rt.next(); f.Type != "pong" {
+		t.Fatalf("ping: %+v", f)
+	}
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); s.Stop() }()
+	var err error
+	for err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, _, err = rt.c.Read(ctx)
+		cancel()
+	}
+	if websocket.CloseStatus(err) != websocket.StatusGoingAway || !strings.Contains(err.Error(), "reconnect and resume") {
+		t.Fatalf("closed with %v", err)
+	}
+	<-stopped
+}
+
 // A session's events reach its followers from whichever client sends the message; a
 // follower resumes from its offset, and an offset no longer kept is "gone".
 func TestSessionTopic(t *testing.T) {
