@@ -354,6 +354,10 @@ func (b *builder) operation(op map[string]any, r *rpc, codes []int) error {
 		b.defs[ev.Name] = schema
 		text := "Server-sent events (streaming responses): each `data:` line is one event (this schema), `data: [DONE]` ends the stream; " +
 			"the " + r.stream.Header + " response header names the stream."
+		if r.stream.Resume != "" {
+			text += " Each event carries an `id:` line (its offset); a client reconnecting with the Last-Event-ID header " +
+				"resumes after that event (it sets " + r.stream.Resume + ")."
+		}
 		// Errors before the stream are envelopes, application/json, for every stream.
 		produces := []any{"text/event-stream", "application/json"}
 		if r.stream.Reply != "" {
@@ -371,7 +375,7 @@ func (b *builder) operation(op map[string]any, r *rpc, codes []int) error {
 		op["produces"] = produces
 		op["x-shopmind-event"] = ref(ev.Name)
 		responses["200"] = map[string]any{"description": text, "schema": ref(ev.Name),
-			"headers": map[string]any{r.stream.Header: map[string]any{"type": "string", "description": "The stream's name (the conversation id)."}}}
+			"headers": map[string]any{r.stream.Header: map[string]any{"type": "string", "description": "The stream's id (" + r.stream.Header + ")."}}}
 	case r.method.IsStreamingServer():
 		responses["200"] = map[string]any{"description": "A stream of newline-delimited envelopes (streaming responses), data {result: " + out + "}.",
 			"schema": envelope(map[string]any{"type": "object", "properties": map[string]any{"result": ref(out)}})}
@@ -389,7 +393,7 @@ func (b *builder) operation(op map[string]any, r *rpc, codes []int) error {
 		listed = append(listed, 403)
 		responses["403"] = errorResponse(403, "The caller's roles do not grant the permission this operation needs.")
 	}
-	if r.hasBody || r.stream != nil {
+	if r.hasBody {
 		listed = append(listed, 413)
 		responses["413"] = errorResponse(413, "The request body is larger than the limit.")
 	}
