@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"time"
@@ -23,10 +22,9 @@ const ProviderTarget = "nl2sql-provider"
 // server at SHOPMIND_NL2SQL_PROVIDER_ADDR speaking the provider API the bridge uses. It
 // registers nothing on the gRPC server. l tells a bridge of the same process its address.
 func ProviderService(l *local) service.Def {
-	sub, _ := fs.Sub(provider.Migrations, "migrations")
 	return service.Def{
 		Name:       ProviderTarget,
-		Migrations: &postgres.Migrations{Service: "nl2sql_provider", FS: sub},
+		Migrations: postgres.Embedded("nl2sql_provider", provider.Migrations),
 		Config:     service.ConfigLoader(loadProviderSettings),
 		Register: func(ctx context.Context, _ grpc.ServiceRegistrar, deps service.Deps) error {
 			settings := service.Settings(deps, loadProviderSettings)

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/shopmind/shopmind/internal/apperr"
 )
 
 // filter is one parsed row filter: "<schema>.<table>.<column> IN {{ var }}",
@@ -24,7 +26,7 @@ var (
 func parseFilter(expr string) (filter, error) {
 	m := filterRe.FindStringSubmatch(expr)
 	if m == nil {
-		return filter{}, fmt.Errorf("row filter %q is not <schema>.<table>.<column> IN|= <values or {{ variable }}>", clip(expr))
+		return filter{}, fmt.Errorf("row filter %q is not <schema>.<table>.<column> IN|= <values or {{ variable }}>", apperr.Clip(expr, 80))
 	}
 	f := filter{column: m[3]}
 	if v := variableRe.FindStringSubmatch(m[5]); v != nil {
@@ -33,10 +35,10 @@ func parseFilter(expr string) (filter, error) {
 	}
 	vals, err := intList(m[5])
 	if err != nil {
-		return filter{}, fmt.Errorf("row filter %q: %v (the built-in provider enforces integer filters only)", clip(expr), err)
+		return filter{}, fmt.Errorf("row filter %q: %v (the built-in provider enforces integer filters only)", apperr.Clip(expr, 80), err)
 	}
 	if strings.EqualFold(m[4], "=") && len(vals) != 1 {
-		return filter{}, fmt.Errorf("row filter %q: = takes one value", clip(expr))
+		return filter{}, fmt.Errorf("row filter %q: = takes one value", apperr.Clip(expr, 80))
 	}
 	f.literal = vals
 	return f, nil
@@ -72,16 +74,10 @@ func intList(s string) ([]int64, error) {
 	for _, p := range parts {
 		n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 64)
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%q is not a positive integer", clip(p))
+			return nil, fmt.Errorf("%q is not a positive integer", apperr.Clip(p, 80))
 		}
 		out = append(out, n)
 	}
 	return out, nil
 }
 
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:77] + "..."
-	}
-	return s
-}

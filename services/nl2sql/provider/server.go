@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -672,7 +673,7 @@ func (s *Server) chatFor(ctx context.Context, id string, c caller) (asktable.Cha
 	if err := s.load(ctx, "chat", id, &ch); err != nil {
 		return ch, err
 	}
-	if c.token != nil && (ch.RoleID != c.token.RoleID || !sameVars(ch.RoleVariables, c.token.Variables)) {
+	if c.token != nil && (ch.RoleID != c.token.RoleID || !maps.Equal(ch.RoleVariables, c.token.Variables)) {
 		return ch, httpErr{http.StatusNotFound, "chat " + id + " not found"}
 	}
 	var n int
@@ -681,18 +682,6 @@ func (s *Server) chatFor(ctx context.Context, id string, c caller) (asktable.Cha
 	}
 	ch.MessageCount = n // questions asked
 	return ch, nil
-}
-
-func sameVars(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Server) getChat(w http.ResponseWriter, r *http.Request, c caller) error {
