@@ -80,4 +80,3 @@ func intList(s string) ([]int64, error) {
 	}
 	return out, nil
 }
-
