@@ -8,6 +8,7 @@ set -euo pipefail
 "$(dirname "$0")/clickhouse.sh"
 "$(dirname "$0")/etcd.sh"
 "$(dirname "$0")/sdk-deps.sh"
+"$(dirname "$0")/browser-deps.sh"
 # The WebSocket client test's npm package (ws, pinned by package-lock.json), installed
 # again when the lockfile changed; Debian's Node.js when missing.
 if ! command -v npm >/dev/null 2>&1; then
