@@ -15,7 +15,7 @@ TEST_FLAGS ?=
 PLATFORM_TAGS := -tags platform
 BENCH ?= .
 
-.PHONY: all build install run run-tls run-cluster test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui
+.PHONY: all build install run run-tls run-cluster test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui extension extension-check
 
 all: build
 
@@ -96,7 +96,20 @@ breaking: $(BUF) third-party
 drift: generate
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then echo "generated code is stale; run make generate and commit gen/"; git status --porcelain -- gen | head -20; exit 1; fi
 
-check: lint breaking drift fmt-check vet imports
+check: lint breaking drift fmt-check vet imports extension-check
+
+# The browser extension (extension/README.md): its npm packages, the REST types from the
+# OpenAPI document (a contract change that breaks it fails here), the type check, the unit
+# tests (Vitest) and the build (esbuild) into internal/crxbundle/dist, which is committed: the
+# binary embeds it and serves it as the zip the version check names, so `go build` needs no
+# Node.js. The zip for loading by hand: extension/out/.
+extension:
+	./scripts/extension-deps.sh
+	cd extension && env -u SHOPMIND_EXTENSION_SERVER npm run build && npx --no-install vitest run
+
+# Fails when the committed build differs from what the sources build.
+extension-check: extension
+	@if [ -n "$$(git status --porcelain -- internal/crxbundle/dist)" ]; then echo "the built extension is stale: run make extension and commit internal/crxbundle/dist"; git status --porcelain -- internal/crxbundle/dist; exit 1; fi
 
 build:
 	go build -o $(BIN)/shopmind ./cmd/shopmind

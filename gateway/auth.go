@@ -12,13 +12,14 @@ import (
 )
 
 // DefaultPublicRoutes are the routes the edge lets through without a token: login, captcha,
-// refresh, health and the extension's version check. SHOPMIND_AUTH_PUBLIC_ROUTES replaces
+// refresh, health, the extension's version check and its download. SHOPMIND_AUTH_PUBLIC_ROUTES replaces
 // the list. Backends still enforce their own access rules.
 var DefaultPublicRoutes = []string{
 	"POST /api/v1/tenant/auth/login", "POST /api/v1/auth/login",
 	"GET /api/v1/tenant/auth/captcha",
 	"POST /api/v1/tenant/auth/refresh", "POST /api/v1/auth/refresh",
 	"GET /api/v1/health/health", "GET /api/v1/nl2sql/health", "GET /api/v1/data/crx/ver",
+	"GET /api/v1/data/crx/download/shopmind-extension.zip",
 }
 
 // AdminCheck asks the system service whether the caller may use an administrator path,

@@ -7,13 +7,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopmind/shopmind/internal/crxbundle"
 )
+
+// DefaultLatestVersion is the version of the extension the binary carries (its manifest's,
+// internal/crxbundle): the latest version unless SHOPMIND_CRX_LATEST_VERSION says otherwise.
+var DefaultLatestVersion = crxbundle.Version()
 
 // Defaults of the crx service's variables (CRX.md lists them).
 const (
-	DefaultLatestVersion = "1.0.0"
-	DefaultSyncMaxBytes  = 1 << 20
-	DefaultErrorsPerMin  = 30
+	DefaultSyncMaxBytes = 1 << 20
+	DefaultErrorsPerMin = 30
 )
 
 // Config configures the crx service.
@@ -23,7 +28,8 @@ type Config struct {
 	// MinVersion is the oldest version still accepted (SHOPMIND_CRX_MIN_VERSION; default the
 	// latest): older extensions are told to update and their uploads are refused (422).
 	MinVersion string
-	// DownloadURL is where the latest version is downloaded (SHOPMIND_CRX_DOWNLOAD_URL).
+	// DownloadURL is where the latest version is downloaded (SHOPMIND_CRX_DOWNLOAD_URL;
+	// default the zip the platform serves, crxbundle.DownloadPath, a path on the server).
 	DownloadURL string
 	// ReleaseNotes are the latest version's notes, Markdown (SHOPMIND_CRX_RELEASE_NOTES).
 	ReleaseNotes string
@@ -43,7 +49,7 @@ var versionRe = regexp.MustCompile(`^[0-9]{1,5}(\.[0-9]{1,5}){0,3}$`)
 // naming its variable. It is the service's Def.Config.
 func LoadConfig(getenv func(string) string) (Config, []string) {
 	var errs []string
-	cfg := Config{LatestVersion: DefaultLatestVersion, SyncMaxBytes: DefaultSyncMaxBytes, ErrorsPerMinute: DefaultErrorsPerMin}
+	cfg := Config{LatestVersion: DefaultLatestVersion, DownloadURL: crxbundle.DownloadPath, SyncMaxBytes: DefaultSyncMaxBytes, ErrorsPerMinute: DefaultErrorsPerMin}
 	version := func(key string, dst *string) {
 		if v := strings.TrimSpace(getenv(key)); v != "" {
 			if !versionRe.MatchString(v) {

@@ -9,10 +9,15 @@
 package crx
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
@@ -21,6 +26,7 @@ import (
 	crxv1 "github.com/shopmind/shopmind/gen/go/shopmind/crx/v1"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/authn"
+	"github.com/shopmind/shopmind/internal/crxbundle"
 	"github.com/shopmind/shopmind/internal/notifyclient"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/internal/restapi"
@@ -37,8 +43,25 @@ func Service() service.Def {
 		Migrations: postgres.Embedded("crx", migrationFiles),
 		Config:     service.ConfigLoader(LoadConfig),
 		Register:   register,
-		Gateway:    restapi.Routes(restapi.Route(crxv1.RegisterExtensionServiceHandlerClient, crxv1.NewExtensionServiceClient)),
+		Gateway:    restapi.Routes(restapi.Route(crxv1.RegisterExtensionServiceHandlerClient, crxv1.NewExtensionServiceClient), serveZip),
 	}
+}
+
+// serveZip serves the extension the binary carries (internal/crxbundle) at
+// crxbundle.DownloadPath, the default download_url of the version check. Public at the edge
+// (gateway.DefaultPublicRoutes): it is what a user installs before signing in.
+func serveZip(_ context.Context, mux *runtime.ServeMux, _ grpc.ClientConnInterface) error {
+	return mux.HandlePath(http.MethodGet, crxbundle.DownloadPath, func(w http.ResponseWriter, r *http.Request, _ map[string]string) {
+		b, err := crxbundle.Zip()
+		if err != nil {
+			http.Error(w, "the extension is not built into this binary", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/zip")
+		w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="shopmind-extension-%s.zip"`, crxbundle.Version()))
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
+	})
 }
 
 func register(ctx context.Context, s grpc.ServiceRegistrar, deps service.Deps) error {

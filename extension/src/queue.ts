@@ -1,0 +1,119 @@
+// The upload queue's logic, free of chrome.* so the unit tests run it directly: caps,
+// batches fixed before their first send, backoff, how an answer is handled, login expiry.
+import type { CacheQueue, PendingBatch, QueuedItem } from "./types";
+
+/** The queue's caps: past either, the oldest items are dropped (and logged). */
+export const LIMITS = { max_items: 50_000, max_bytes: 6 * 1024 * 1024 };
+
+export function emptyQueue(): CacheQueue {
+  return { items: [], pending: null, bytes: 0 };
+}
+
+export function itemBytes(it: QueuedItem): number {
+  return JSON.stringify(it).length;
+}
+
+/** Appends items, then drops the oldest queued items while a cap is exceeded. */
+export function enqueue(q: CacheQueue, add: QueuedItem[], limits = LIMITS): { queue: CacheQueue; dropped: QueuedItem[] } {
+  const items = q.items.concat(add);
+  let bytes = q.bytes + add.reduce((n, it) => n + itemBytes(it), 0);
+  let cut = 0;
+  while (cut < items.length && (items.length - cut > limits.max_items || bytes > limits.max_bytes)) {
+    bytes -= itemBytes(items[cut]);
+    cut++;
+  }
+  return { queue: { items: items.slice(cut), pending: q.pending, bytes }, dropped: items.slice(0, cut) };
+}
+
+/**
+ * Fixes the next batch: when nothing is pending, the first batchSize items move to a pending
+ * batch with a new id. The id is stored with the items before the first send and every retry
+ * sends the same id and items, so the server stores a batch once however often it is sent.
+ */
+export function takeBatch(q: CacheQueue, batchSize: number, newId: () => string): CacheQueue {
+  if (q.pending || q.items.length === 0) return q;
+  const n = Math.max(1, Math.min(500, batchSize));
+  const items = q.items.slice(0, n);
+  const pending: PendingBatch = { client_batch_id: newId(), items, attempts: 0, next_attempt_at: 0 };
+  return { items: q.items.slice(n), pending, bytes: q.bytes - items.reduce((s, it) => s + itemBytes(it), 0) };
+}
+
+/** Clears the pending batch if it is still the one named (an answer arriving twice is harmless). */
+export function completeBatch(q: CacheQueue, batchId: string): CacheQueue {
+  if (!q.pending || q.pending.client_batch_id !== batchId) return q;
+  return { ...q, pending: null };
+}
+
+export const BACKOFF = { base_ms: 2_000, max_ms: 10 * 60_000 };
+
+/**
+ * Delay before retry number `attempt` (1, 2, ...): exponential from base_ms, capped at
+ * max_ms, with jitter (between half and all of it); never sooner than the server's
+ * Retry-After.
+ */
+export function backoffMs(attempt: number, retryAfterMs?: number, rand: () => number = Math.random): number {
+  const exp = Math.min(BACKOFF.max_ms, BACKOFF.base_ms * 2 ** Math.max(0, attempt - 1));
+  const jittered = Math.round(exp / 2 + rand() * (exp / 2));
+  return Math.max(jittered, retryAfterMs ?? 0);
+}
+
+/** What an answer to a sync request means for its batch. */
+export type Outcome = "done" | "retry" | "signin" | "update" | "drop";
+
+export function classify(status: number): Outcome {
+  if (status >= 200 && status < 300) return "done";
+  if (status === 401) return "signin";
+  if (status === 422) return "update";
+  if (status === 0 || status === 408 || status === 409 || status === 429 || status >= 500) return "retry";
+  return "drop";
+}
+
+export const DEFAULT_LOGIN_EXPIRY_DAYS = 30;
+
+/** True when a login is older than expiryDays (the check at every start). */
+export function loginExpired(loginTimestamp: number, expiryDays: number | undefined, now = Date.now()): boolean {
+  const days = expiryDays && expiryDays > 0 ? expiryDays : DEFAULT_LOGIN_EXPIRY_DAYS;
+  return now - loginTimestamp > days * 86_400_000;
+}
+
+/** Reads a number as a back office shows it: "1,234.5", "¥ 12.3万", "45%". */
+export function parseNumber(text: string): number | null {
+  const t = text.replace(/[\s,，¥$€£]/g, "");
+  const m = t.match(/-?\d+(\.\d+)?/);
+  if (!m) return null;
+  let v = Number(m[0]);
+  const rest = t.slice((m.index ?? 0) + m[0].length);
+  if (rest.startsWith("万")) v *= 1e4;
+  else if (rest.startsWith("亿")) v *= 1e8;
+  else if (/^[kK]/.test(rest)) v *= 1e3;
+  else if (/^[mM]/.test(rest)) v *= 1e6;
+  return Number.isFinite(v) ? v : null;
+}
+
+/** Evaluates a simple JSON path ($.a.b[0].c, $['a']) on a parsed value. */
+export function jsonPath(root: unknown, path: string): unknown {
+  if (!path.startsWith("$")) return undefined;
+  const parts: (string | number)[] = [];
+  const re = /\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[['"]([^'"]+)['"]\]/g;
+  let m: RegExpExecArray | null;
+  let pos = 1;
+  while ((m = re.exec(path)) !== null) {
+    if (m.index !== pos) return undefined;
+    parts.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : m[3]));
+    pos = re.lastIndex;
+  }
+  if (pos !== path.length) return undefined;
+  let cur: unknown = root;
+  for (const p of parts) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<string | number, unknown>)[p];
+  }
+  return cur;
+}
+
+/** The time a value describes: collected_at truncated to its metric's interval, so a page
+ * read many times within one interval gives one stored value (the server keeps the first). */
+export function statTime(collectedAt: Date, intervalSeconds: number): string {
+  const step = Math.max(60, intervalSeconds || 0) * 1000;
+  return new Date(Math.floor(collectedAt.getTime() / step) * step).toISOString().replace(/\.\d{3}Z$/, "Z");
+}

@@ -1,0 +1,342 @@
+// The extension in Debian's chromium against the running platform (started by
+// tests/platform/extension, which sets the environment), through a proxy that counts batches
+// and injects faults, collecting from a local back office imitation. One browser, steps in
+// order: each step leaves the queue empty for the next.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { copyExtension, env, killWorker, launch, sleep, startBackOffice, startProxy, until } from "./helpers.mjs";
+
+const API = env("SHOPMIND_URL");
+const ADMIN = env("SHOPMIND_ADMIN_TOKEN");
+const SHOP = env("SHOPMIND_SHOP_ID");
+const OUT = process.env.TEST_OUTPUT ?? "test-output";
+mkdirSync(OUT, { recursive: true });
+
+let office, proxy, ext, profile, browser, popup;
+let slot = 0; // distinct minutes for synthetic values, so none is a duplicate of another
+
+async function api(method, path, body) {
+  const res = await fetch(API + path, {
+    method, headers: { Authorization: "Bearer " + ADMIN, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const j = await res.json();
+  assert.equal(j.code, 0, `${method} ${path}: ${res.status} ${JSON.stringify(j)}`);
+  return j.data;
+}
+
+async function storage() {
+  return popup.evaluate(() => chrome.storage.local.get(null));
+}
+
+async function queued() {
+  const s = await storage();
+  const q = s.cache_queue ?? { items: [], pending: null };
+  return q.items.length + (q.pending?.items.length ?? 0);
+}
+
+async function openPopup() {
+  if (popup && !popup.isClosed()) await popup.close();
+  popup = await browser.context.newPage();
+  await popup.setViewportSize({ width: 360, height: 640 });
+  await popup.goto(`chrome-extension://${browser.id}/popup.html`);
+  await popup.waitForFunction(() => !document.getElementById("login").hidden || !document.getElementById("main").hidden);
+}
+
+function values(n, metric = "gmv") {
+  const now = Date.now();
+  return Array.from({ length: n }, (_, i) => ({
+    metric_key: metric, platform: "taobao", value: i + 1, page_url: office.base + "/backoffice/dom",
+    collected_at: new Date(now - (++slot + 60) * 60_000).toISOString(),
+  }));
+}
+
+async function enqueue(vals) {
+  for (let i = 0; i < vals.length; i += 1000) {
+    const r = await popup.evaluate((v) => chrome.runtime.sendMessage({ action: "collect_metric_data", values: v }), vals.slice(i, i + 1000));
+    assert.ok(r.ok, JSON.stringify(r));
+  }
+}
+
+/** Stored values per metric key, from a derived metric's preview (count and sum). */
+async function stored() {
+  const body = (name) => ({
+    metric_names: [name], dimensions: ["diy_crx_metrics.metric_key"],
+    start_time: new Date(Date.now() - 40 * 86_400_000).toISOString(), end_time: new Date(Date.now() + 86_400_000).toISOString(),
+    filters: [{ field: "diy_crx_metrics.shop_id", operator: "eq", value: Number(SHOP) }],
+  });
+  const out = {};
+  for (const name of ["ext_sum", "ext_count"]) {
+    const p = await api("POST", "/api/v1/anls/query/preview", body(name));
+    for (const r of p.rows) (out[r[0]] ??= {})[name] = Number(r[1]);
+  }
+  return out;
+}
+
+const metric = (key, source, page, extra) => ({
+  key, name: key, platform: "taobao", url_pattern: `^http://127\\.0\\.0\\.1:[0-9]+/backoffice/${page}`, source, interval_seconds: 60, ...extra,
+});
+const apiMetric = (key, page, n) => metric(key, "api", page, { api_url_pattern: `/backoffice/data\\.json\\?n=${n}&`, json_path: "$.data.traffic.visitors" });
+
+before(async () => {
+  office = await startBackOffice();
+  proxy = await startProxy(API);
+  await api("PUT", "/api/v1/crx/config-m", {
+    metrics: [metric("gmv", "dom", "dom$", { selector: "#gmv" }), apiMetric("visitors", "api$", 0),
+      ...[1, 2, 3, 4].map((n) => apiMetric(`slow_${n}`, `slow\\?n=${n}$`, n))],
+    upload: { batch_size: 10, interval_seconds: 3600, max_concurrent_tabs: 2, random_delay_ms_min: 0, random_delay_ms_max: 100 },
+  });
+  for (const [name, aggregation] of [["ext_sum", "sum"], ["ext_count", "count"]]) {
+    await api("POST", "/analysis/api/v1/analytics/metrics", {
+      name, display_name: name, group: "Extension", type: "derived", config: { derived: { source_field: "diy_crx_metrics.value", aggregation } },
+    });
+  }
+  ext = copyExtension(env("EXTENSION_DIR"));
+  profile = mkdtempSync(join(tmpdir(), "shopmind-profile-"));
+  browser = await launch(ext.dir, profile);
+  await openPopup();
+});
+
+after(async () => {
+  await browser?.context.close();
+  await office?.close();
+  await proxy?.close();
+  ext?.remove();
+  rmSync(profile, { recursive: true, force: true });
+});
+
+test("sign in through the popup; the configuration is read", async () => {
+  assert.ok(await popup.isVisible("#login"), "signed out at first");
+  await popup.fill("#server", proxy.base);
+  await popup.fill("#tenant", env("SHOPMIND_TENANT"));
+  await popup.fill("#username", env("SHOPMIND_USER"));
+  await popup.fill("#password", "wrong password");
+  await popup.click("#signin");
+  await popup.waitForFunction(() => document.getElementById("login-error").textContent !== "");
+  assert.ok(await popup.isVisible("#login"), "a wrong password does not sign in");
+  await popup.fill("#password", env("SHOPMIND_PASSWORD"));
+  await popup.click("#signin");
+  await popup.waitForSelector("#main", { state: "visible" });
+  assert.equal(await popup.textContent("#who"), env("SHOPMIND_USER"));
+  assert.equal(await popup.textContent("#tenant-name"), env("SHOPMIND_TENANT"));
+  const s = await storage();
+  assert.deepEqual(Object.keys(s).sort(), ["auth", "config", "sync_status"]);
+  assert.ok(s.auth.access_token && Math.abs(s.auth.login_timestamp - Date.now()) < 120_000);
+  assert.equal(s.config.server.metrics.length, 6);
+  assert.equal(s.config.server.upload.batch_size, 10);
+  assert.equal(s.config.server.login_expiry_days, 30);
+  assert.ok(s.config.shops.some((x) => x.id === SHOP), JSON.stringify(s.config.shops));
+  // The shop values are attributed to, chosen in the popup.
+  await popup.selectOption('select[data-platform="taobao"]', SHOP);
+  await until("the shop choice stored", async () => (await storage()).config.shop_by_platform.taobao === SHOP);
+  const alarms = await popup.evaluate(() => chrome.alarms.getAll());
+  assert.deepEqual(alarms.map((a) => a.name).sort(), ["collect", "config", "upload", "version"]);
+});
+
+test("the version check shows the update and its download is the platform's zip", async () => {
+  await popup.waitForSelector("#update", { state: "visible" });
+  assert.match(await popup.textContent("#update"), /1\.1\.0/);
+  const href = await popup.getAttribute("#update a", "href");
+  assert.ok(href.startsWith(proxy.base + "/api/v1/data/crx/download/"), href);
+  const res = await fetch(href);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "application/zip");
+  const b = Buffer.from(await res.arrayBuffer());
+  assert.equal(b.subarray(0, 2).toString(), "PK");
+});
+
+test("a DOM metric and an API metric are collected, uploaded and previewed", async () => {
+  for (const path of ["/backoffice/dom", "/backoffice/api"]) {
+    const page = await browser.context.newPage();
+    await page.goto(office.base + path);
+    await until(`the value of ${path} queued`, async () => (await storage()).config.pages[path.endsWith("dom") ? "gmv" : "visitors"]);
+    await page.close();
+  }
+  assert.equal(await queued(), 2);
+  await popup.screenshot({ path: join(OUT, "popup-queued.png") });
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0);
+  const st = await stored();
+  assert.equal(st.gmv?.ext_sum, 1234.5, JSON.stringify(st));
+  assert.equal(st.visitors?.ext_sum, 321, JSON.stringify(st));
+  await popup.waitForFunction(() => /2/.test(document.getElementById("last-upload").textContent));
+  await popup.screenshot({ path: join(OUT, "popup-signed-in.png") });
+});
+
+test("background collection opens at most max_concurrent_tabs tabs at once", async () => {
+  for (const n of [1, 2, 3, 4]) {
+    const page = await browser.context.newPage();
+    await page.goto(`${office.base}/backoffice/slow?n=${n}`);
+    await until(`slow_${n} read`, async () => (await storage()).config.pages[`slow_${n}`]);
+    await page.close();
+  }
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0);
+  const before = office.stats.api_calls;
+  office.stats.max_inflight = 0;
+  let maxTabs = 0;
+  const baseTabs = browser.context.pages().length;
+  const watch = setInterval(() => { maxTabs = Math.max(maxTabs, browser.context.pages().length - baseTabs); }, 20);
+  const r = await popup.evaluate(() => chrome.runtime.sendMessage({ action: "collect_now" }));
+  clearInterval(watch);
+  assert.ok(r.ok);
+  // Six pages (dom, api, slow 1-4): five with an API call, at most two tabs at a time.
+  assert.equal(office.stats.api_calls - before, 5);
+  assert.ok(office.stats.max_inflight <= 2 && office.stats.max_inflight >= 1, `in flight at once: ${office.stats.max_inflight}`);
+  assert.ok(maxTabs <= 2 && maxTabs >= 1, `tabs at once: ${maxTabs}`);
+  assert.equal(browser.context.pages().length, baseTabs, "every collection tab closed");
+  assert.equal(await queued(), 6);
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0);
+});
+
+test("ad-hoc capture is uploaded and found by search", async () => {
+  const page = await browser.context.newPage();
+  await page.goto(office.base + "/backoffice/report");
+  const tabId = await popup.evaluate(async (url) => (await chrome.tabs.query({ url }))[0]?.id, office.base + "/backoffice/report");
+  const r = await popup.evaluate((id) => chrome.runtime.sendMessage({ action: "collect_adhoc_data", tab_id: id }), tabId);
+  assert.ok(r.ok, JSON.stringify(r));
+  await page.close();
+  const found = await api("GET", "/api/v1/data/crx/adhoc?keyword=zebrafinch");
+  assert.equal(Number(found.total), 1, JSON.stringify(found));
+  assert.match(JSON.stringify(found.items[0]), /Blue kettle/);
+  await popup.waitForFunction(() => /zebrafinch/.test(document.getElementById("adhoc").textContent));
+});
+
+test("25 values with batch size 10 upload as 10, 10 and 5", async () => {
+  const start = proxy.state.batches.length;
+  const before = (await stored()).gmv.ext_count;
+  await enqueue(values(25));
+  assert.equal(await queued(), 25);
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0);
+  const b = proxy.state.batches.slice(start);
+  assert.deepEqual(b.map((x) => x.size), [10, 10, 5]);
+  assert.ok(b.every((x) => x.status === 200));
+  assert.equal(new Set(b.map((x) => x.id)).size, 3);
+  assert.equal((await stored()).gmv.ext_count, before + 25);
+});
+
+test("a server error is retried with the same batch id", async () => {
+  const start = proxy.state.batches.length;
+  const before = (await stored()).gmv.ext_count;
+  proxy.state.fail500 = 1;
+  await enqueue(values(3));
+  await popup.click("#sync");
+  await until("the retry", async () => proxy.state.batches.slice(start).some((x) => x.status === 200), 60_000);
+  const b = proxy.state.batches.slice(start);
+  assert.deepEqual(b.map((x) => x.status), [500, 200]);
+  assert.equal(b[0].id, b[1].id);
+  await until("the queue empty", async () => (await queued()) === 0);
+  assert.equal((await stored()).gmv.ext_count, before + 3);
+  const s = await storage();
+  assert.ok(s.sync_status.errors.some((e) => /500/.test(e.message)));
+});
+
+test("the worker killed with values queued loses nothing", async () => {
+  const before = (await stored()).gmv.ext_count;
+  await enqueue(values(5));
+  assert.ok((await killWorker(browser.context, browser.id)) >= 1, "a worker to kill");
+  await openPopup(); // wakes the worker
+  assert.equal(await queued(), 5);
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0);
+  assert.equal((await stored()).gmv.ext_count, before + 5);
+});
+
+test("the worker killed during an upload: the batch is sent again with its id and stored once", async () => {
+  const start = proxy.state.batches.length;
+  const before = (await stored()).gmv.ext_count;
+  await enqueue(values(4));
+  proxy.state.hold = true;
+  await popup.click("#sync");
+  await until("the upload in flight", async () => proxy.state.held.length === 1);
+  await killWorker(browser.context, browser.id);
+  proxy.state.hold = false;
+  proxy.state.held.splice(0).forEach((h) => h.drop());
+  await openPopup();
+  assert.equal(await queued(), 4, "the batch is still queued");
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0);
+  const b = proxy.state.batches.slice(start);
+  assert.equal(b.length, 2);
+  assert.equal(b[0].id, b[1].id, "the same batch id");
+  assert.equal(b[1].answer.accepted, 4, "the server's first answer, replayed");
+  assert.equal((await stored()).gmv.ext_count, before + 4, "stored once");
+});
+
+test("a 401 stops uploads, asks to sign in and keeps the queue", async () => {
+  const start = proxy.state.batches.length;
+  proxy.state.fail401 = 1;
+  await enqueue(values(2));
+  await popup.click("#sync");
+  await popup.waitForSelector("#signin-again", { state: "visible" });
+  await sleep(3000);
+  assert.equal(proxy.state.batches.length - start, 1, "no upload after the 401");
+  assert.equal(await queued(), 2);
+  assert.equal((await storage()).sync_status.state, "needs_login");
+  await popup.click("#sync"); // the user's sync: tries again
+  await until("the queue uploaded", async () => (await queued()) === 0);
+});
+
+test("10,000 queued values upload without loss or duplicates", async () => {
+  const cfg = await api("GET", "/api/v1/crx/config-m");
+  await api("PUT", "/api/v1/crx/config-m", { metrics: cfg.config.metrics, upload: { ...cfg.config.upload, batch_size: 500 } });
+  const start = proxy.state.batches.length;
+  const before = (await stored()).gmv.ext_count;
+  await enqueue(values(10_000));
+  assert.equal(await queued(), 10_000);
+  const t0 = Date.now();
+  await popup.click("#sync"); // reloads the configuration (new config_version): batches of 500
+  await until("10,000 values uploaded", async () => (await queued()) === 0, 300_000);
+  const secs = (Date.now() - t0) / 1000;
+  console.log(`10,000 values uploaded in ${secs.toFixed(1)} s`);
+  const b = proxy.state.batches.slice(start);
+  assert.ok(b.every((x) => x.size === 500 && x.status === 200), JSON.stringify(b.map((x) => [x.size, x.status])));
+  assert.equal(b.reduce((n, x) => n + x.answer.accepted, 0), 10_000);
+  assert.equal(new Set(b.map((x) => x.id)).size, b.length);
+  assert.equal((await stored()).gmv.ext_count, before + 10_000);
+});
+
+test("the queue survives a browser restart", async () => {
+  proxy.state.fail500 = 1_000;
+  await enqueue(values(7));
+  await browser.context.close();
+  browser = await launch(ext.dir, profile);
+  await openPopup();
+  assert.ok(await popup.isVisible("#main"), "still signed in");
+  assert.equal(await queued(), 7);
+  proxy.state.fail500 = 0;
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0, 60_000);
+});
+
+test("a login older than login_expiry_days clears storage at start", async () => {
+  await popup.evaluate(async () => {
+    const { auth } = await chrome.storage.local.get("auth");
+    auth.login_timestamp = Date.now() - 31 * 86_400_000;
+    await chrome.storage.local.set({ auth });
+  });
+  await killWorker(browser.context, browser.id);
+  await openPopup();
+  assert.ok(await popup.isVisible("#login"), "signed out");
+  assert.deepEqual(await storage(), {});
+  assert.deepEqual(await popup.evaluate(() => chrome.alarms.getAll()), []);
+});
+
+test("sign-out clears storage and alarms", async () => {
+  await popup.fill("#server", proxy.base);
+  await popup.fill("#tenant", env("SHOPMIND_TENANT"));
+  await popup.fill("#username", env("SHOPMIND_USER"));
+  await popup.fill("#password", env("SHOPMIND_PASSWORD"));
+  await popup.click("#signin");
+  await popup.waitForSelector("#main", { state: "visible" });
+  assert.ok(Object.keys(await storage()).length >= 3);
+  await popup.click("#logout");
+  await popup.waitForSelector("#login", { state: "visible" });
+  assert.deepEqual(await storage(), {});
+  assert.deepEqual(await popup.evaluate(() => chrome.alarms.getAll()), []);
+});

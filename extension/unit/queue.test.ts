@@ -1,0 +1,103 @@
+import { describe, expect, it } from "vitest";
+import {
+  backoffMs, BACKOFF, classify, completeBatch, emptyQueue, enqueue, itemBytes, jsonPath, loginExpired, parseNumber, statTime, takeBatch,
+} from "../src/queue";
+import type { QueuedItem } from "../src/types";
+
+const item = (n: number): QueuedItem => ({
+  qid: `q${n}`, metric_key: "gmv", shop_id: "1", value: n, collected_at: new Date(1_700_000_000_000 + n * 1000).toISOString(),
+});
+
+describe("queue", () => {
+  it("drops the oldest items past the count cap", () => {
+    let q = emptyQueue();
+    const r = enqueue(q, [1, 2, 3, 4, 5].map(item), { max_items: 3, max_bytes: 1e9 });
+    expect(r.queue.items.map((i) => i.value)).toEqual([3, 4, 5]);
+    expect(r.dropped.map((i) => i.value)).toEqual([1, 2]);
+    q = r.queue;
+    expect(q.bytes).toBe([3, 4, 5].map(item).reduce((s, i) => s + itemBytes(i), 0));
+  });
+  it("drops the oldest items past the byte cap", () => {
+    const one = itemBytes(item(1));
+    const r = enqueue(emptyQueue(), [1, 2, 3].map(item), { max_items: 100, max_bytes: one * 2 + 1 });
+    expect(r.queue.items.map((i) => i.value)).toEqual([2, 3]);
+    expect(r.dropped).toHaveLength(1);
+  });
+  it("cuts 25 items into batches of 10, 10 and 5 with ids fixed before sending", () => {
+    let q = enqueue(emptyQueue(), Array.from({ length: 25 }, (_, i) => item(i))).queue;
+    let n = 0;
+    const sizes: number[] = [];
+    const ids: string[] = [];
+    for (;;) {
+      q = takeBatch(q, 10, () => `b${n++}`);
+      if (!q.pending) break;
+      // Taking again while a batch is pending changes nothing: a retry sends the same batch.
+      expect(takeBatch(q, 10, () => "other")).toBe(q);
+      sizes.push(q.pending.items.length);
+      ids.push(q.pending.client_batch_id);
+      q = completeBatch(q, q.pending.client_batch_id);
+    }
+    expect(sizes).toEqual([10, 10, 5]);
+    expect(ids).toEqual(["b0", "b1", "b2"]);
+    expect(q.items).toHaveLength(0);
+    expect(q.bytes).toBe(0);
+  });
+  it("completes only the batch named", () => {
+    const q = takeBatch(enqueue(emptyQueue(), [item(1)]).queue, 10, () => "a");
+    expect(completeBatch(q, "b")).toBe(q);
+    expect(completeBatch(q, "a").pending).toBeNull();
+  });
+});
+
+describe("backoff", () => {
+  it("grows exponentially with jitter, capped", () => {
+    expect(backoffMs(1, undefined, () => 0)).toBe(BACKOFF.base_ms / 2);
+    expect(backoffMs(1, undefined, () => 1)).toBe(BACKOFF.base_ms);
+    expect(backoffMs(3, undefined, () => 1)).toBe(BACKOFF.base_ms * 4);
+    expect(backoffMs(30, undefined, () => 1)).toBe(BACKOFF.max_ms);
+    const seen = new Set(Array.from({ length: 20 }, () => backoffMs(4)));
+    expect(seen.size).toBeGreaterThan(1);
+  });
+  it("never retries sooner than Retry-After", () => {
+    expect(backoffMs(1, 60_000, () => 1)).toBe(60_000);
+  });
+  it("retries 408, 409, 429, 5xx and network errors; not other 4xx", () => {
+    expect([0, 408, 409, 429, 500, 503].map(classify)).toEqual(["retry", "retry", "retry", "retry", "retry", "retry"]);
+    expect([400, 403, 404, 413].map(classify)).toEqual(["drop", "drop", "drop", "drop"]);
+    expect(classify(401)).toBe("signin");
+    expect(classify(422)).toBe("update");
+    expect(classify(200)).toBe("done");
+  });
+});
+
+describe("expiry", () => {
+  const day = 86_400_000;
+  it("expires a login older than login_expiry_days", () => {
+    const now = Date.UTC(2026, 10, 28);
+    expect(loginExpired(now - 31 * day, 30, now)).toBe(true);
+    expect(loginExpired(now - 29 * day, 30, now)).toBe(false);
+    expect(loginExpired(now - 8 * day, 7, now)).toBe(true);
+    expect(loginExpired(now - 31 * day, undefined, now)).toBe(true);
+  });
+});
+
+describe("reading values", () => {
+  it("parses numbers as back offices show them", () => {
+    expect(parseNumber("¥ 1,234.50")).toBe(1234.5);
+    expect(parseNumber("1.2万")).toBe(12000);
+    expect(parseNumber("访客数 88")).toBe(88);
+    expect(parseNumber("n/a")).toBeNull();
+  });
+  it("evaluates JSON paths", () => {
+    const doc = { data: { gmv: 12.5, list: [{ v: 1 }, { v: 2 }], "x-y": 3 } };
+    expect(jsonPath(doc, "$.data.gmv")).toBe(12.5);
+    expect(jsonPath(doc, "$.data.list[1].v")).toBe(2);
+    expect(jsonPath(doc, "$['data']['x-y']")).toBe(3);
+    expect(jsonPath(doc, "$.data.missing.v")).toBeUndefined();
+    expect(jsonPath(doc, "data.gmv")).toBeUndefined();
+  });
+  it("truncates stat_time to the metric's interval", () => {
+    expect(statTime(new Date("2026-11-28T10:07:31Z"), 600)).toBe("2026-11-28T10:00:00Z");
+    expect(statTime(new Date("2026-11-28T10:07:31Z"), 0)).toBe("2026-11-28T10:07:00Z");
+  });
+});
