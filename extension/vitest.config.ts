@@ -1,3 +1,6 @@
 import { defineConfig } from "vitest/config";
 
-export default defineConfig({ test: { include: ["unit/**/*.test.ts"] } });
+export default defineConfig({
+  define: { __DEFAULT_SERVER__: JSON.stringify("http://server") },
+  test: { include: ["unit/**/*.test.ts"] },
+});

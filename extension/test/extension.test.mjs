@@ -77,7 +77,7 @@ async function stored() {
 }
 
 const metric = (key, source, page, extra) => ({
-  key, name: key, platform: "taobao", url_pattern: `^http://127\\.0\\.0\\.1:[0-9]+/backoffice/${page}`, source, interval_seconds: 60, ...extra,
+  key, name: key, platform: "taobao", url_pattern: `^http://backoffice\\.shop\\.test:[0-9]+/backoffice/${page}`, source, interval_seconds: 60, ...extra,
 });
 const apiMetric = (key, page, n) => metric(key, "api", page, { api_url_pattern: `/backoffice/data\\.json\\?n=${n}&`, json_path: "$.data.traffic.visitors" });
 
@@ -160,7 +160,7 @@ test("a DOM metric and an API metric are collected, uploaded and previewed", asy
   await popup.click("#sync");
   await until("the queue uploaded", async () => (await queued()) === 0);
   const st = await stored();
-  assert.equal(st.gmv?.ext_sum, 1234.5, JSON.stringify(st));
+  assert.equal(st.gmv?.ext_sum, 1234.5, JSON.stringify({ st, batches: proxy.state.batches }));
   assert.equal(st.visitors?.ext_sum, 321, JSON.stringify(st));
   await popup.waitForFunction(() => /2/.test(document.getElementById("last-upload").textContent));
   await popup.screenshot({ path: join(OUT, "popup-signed-in.png") });
@@ -196,7 +196,7 @@ test("background collection opens at most max_concurrent_tabs tabs at once", asy
 test("ad-hoc capture is uploaded and found by search", async () => {
   const page = await browser.context.newPage();
   await page.goto(office.base + "/backoffice/report");
-  const tabId = await popup.evaluate(async (url) => (await chrome.tabs.query({ url }))[0]?.id, office.base + "/backoffice/report");
+  const tabId = await popup.evaluate(async (url) => (await chrome.tabs.query({})).find((t) => t.url === url)?.id, office.base + "/backoffice/report");
   const r = await popup.evaluate((id) => chrome.runtime.sendMessage({ action: "collect_adhoc_data", tab_id: id }), tabId);
   assert.ok(r.ok, JSON.stringify(r));
   await page.close();
