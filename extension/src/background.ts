@@ -7,7 +7,7 @@ import {
   backoffMs, classify, completeBatch, emptyQueue, enqueue, loginExpired, statTime, takeBatch,
 } from "./queue";
 import type {
-  AuthRecord, CollectedValue, ConfigRecord, Message, PopupState, QueuedItem, Reply,
+  AuthRecord, CacheQueue, CollectedValue, ConfigRecord, Message, PopupState, QueuedItem, Reply,
   StorageShape, SyncStatus, AdhocCapture, SyncResponse,
 } from "./types";
 
@@ -23,8 +23,16 @@ const TAB_TIMEOUT_MS = 30_000;
 
 // ---- storage -----------------------------------------------------------------------------
 
-async function read(): Promise<StorageShape> {
-  return (await chrome.storage.local.get([...KEYS])) as StorageShape;
+async function read(...keys: (typeof KEYS)[number][]): Promise<StorageShape> {
+  return (await chrome.storage.local.get(keys.length ? keys : [...KEYS])) as StorageShape;
+}
+
+/** Writes the queue with its counts in sync_status; call inside locked(). */
+async function saveQueue(q: CacheQueue): Promise<void> {
+  const st = (await read("sync_status")).sync_status ?? newStatus();
+  st.queued = q.items.length;
+  st.pending = q.pending?.items.length ?? 0;
+  await chrome.storage.local.set({ cache_queue: q, sync_status: st });
 }
 
 /** Serialises read-modify-write of storage within this worker (Web Locks). */
@@ -34,14 +42,14 @@ function locked<T>(fn: () => Promise<T>): Promise<T> {
 
 function newStatus(): SyncStatus {
   return {
-    state: "idle", last_upload_at: 0, last_result: null, next_upload_at: 0, errors: [], rejections: [],
+    state: "idle", queued: 0, pending: 0, last_upload_at: 0, last_result: null, next_upload_at: 0, errors: [], rejections: [],
     dropped: 0, update: null, collecting_tabs: [], last_adhoc: null,
   };
 }
 
 async function patchStatus(fn: (s: SyncStatus) => void): Promise<void> {
   await locked(async () => {
-    const s = (await read()).sync_status ?? newStatus();
+    const s = (await read("sync_status")).sync_status ?? newStatus();
     fn(s);
     s.errors = s.errors.slice(-MAX_ERRORS);
     s.rejections = s.rejections.slice(-MAX_REJECTIONS);
@@ -55,16 +63,16 @@ function addError(s: SyncStatus, message: string): void {
 }
 
 async function popupState(): Promise<PopupState> {
-  const s = await read();
-  const q = s.cache_queue ?? emptyQueue();
+  const s = await read("auth", "config", "sync_status");
+  const status = s.sync_status ?? newStatus();
   let auth: PopupState["auth"] = null;
   if (s.auth) {
     const { access_token: _t, ...rest } = s.auth;
     auth = rest;
   }
   return {
-    signed_in: !!s.auth, auth, config: s.config ?? null, status: s.sync_status ?? newStatus(),
-    queued: q.items.length, pending: q.pending?.items.length ?? 0, version: VERSION,
+    signed_in: !!s.auth, auth, config: s.config ?? null, status,
+    queued: status.queued, pending: status.pending, version: VERSION,
   };
 }
 
@@ -316,7 +324,8 @@ async function enqueueValues(values: CollectedValue[]): Promise<void> {
       s.config.last_collected[v.metric_key] = Date.now();
     }
     const { queue, dropped } = enqueue(s.cache_queue ?? emptyQueue(), items);
-    await chrome.storage.local.set({ cache_queue: queue, config: s.config });
+    await chrome.storage.local.set({ config: s.config });
+    await saveQueue(queue);
     return dropped.length;
   });
   if (dropped) {
@@ -331,18 +340,21 @@ async function enqueueValues(values: CollectedValue[]): Promise<void> {
 async function upload(force: boolean): Promise<void> {
   await navigator.locks.request("shopmind-upload", { ifAvailable: true }, async (lock) => {
     if (!lock) return;
+    let done = ""; // the batch just answered, removed with the next one's taking
     for (;;) {
-      const s = await read();
+      const s = await read("auth", "config", "sync_status");
       if (!s.auth || !s.config) return;
       const st = s.sync_status ?? newStatus();
-      if (!force && (st.state === "needs_login" || st.state === "update_required")) return;
+      if (!force && !done && (st.state === "needs_login" || st.state === "update_required")) return;
       const batchSize = s.config.server.upload?.batch_size || 100;
+      const finished = done;
       const q = await locked(async () => {
-        const cur = (await read()).cache_queue ?? emptyQueue();
-        const next = takeBatch(cur, batchSize, () => crypto.randomUUID());
-        if (next !== cur) await chrome.storage.local.set({ cache_queue: next });
+        const cur = (await read("cache_queue")).cache_queue ?? emptyQueue();
+        const next = takeBatch(finished ? completeBatch(cur, finished) : cur, batchSize, () => crypto.randomUUID());
+        if (next !== cur) await saveQueue(next);
         return next;
       });
+      done = "";
       const p = q.pending;
       if (!p) {
         await patchStatus((x) => { if (x.state === "uploading" || x.state === "retrying") x.state = "idle"; });
@@ -355,21 +367,16 @@ async function upload(force: boolean): Promise<void> {
       force = false;
       const start: Message = { action: "sync_start" };
       chrome.runtime.sendMessage(start).catch(() => {});
-      await patchStatus((x) => { x.state = "uploading"; });
+      if (st.state !== "uploading") await patchStatus((x) => { x.state = "uploading"; });
       const a = await call(s.auth.server, s.auth.access_token, "post", "/api/v1/data/crx/sync", {
         body: { client_batch_id: p.client_batch_id, extension_version: VERSION, items: p.items.map(({ qid: _q, ...it }) => it) },
       });
       const outcome = classify(a.status);
-      if (outcome === "done" || outcome === "drop") {
-        await locked(async () => {
-          const cur = (await read()).cache_queue ?? emptyQueue();
-          await chrome.storage.local.set({ cache_queue: completeBatch(cur, p.client_batch_id) });
-        });
-      }
       if (outcome === "done") {
+        done = p.client_batch_id;
         const d: Partial<SyncResponse> = a.data ?? {};
         await patchStatus((x) => {
-          x.state = "idle";
+          x.state = "uploading";
           x.last_upload_at = Date.now();
           x.last_result = { accepted: d.accepted ?? 0, duplicates: d.duplicates ?? 0, rejected: d.rejected ?? 0 };
           for (const e of d.errors ?? []) {
@@ -380,6 +387,7 @@ async function upload(force: boolean): Promise<void> {
       }
       if (outcome === "drop") {
         // A refusal a retry cannot change (400, 403, 404, 413): reported, the batch dropped.
+        done = p.client_batch_id;
         await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
         await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
         continue;
@@ -397,11 +405,11 @@ async function upload(force: boolean): Promise<void> {
       const wait = backoffMs(p.attempts + 1, a.retry_after_ms);
       const when = Date.now() + wait;
       await locked(async () => {
-        const cur = (await read()).cache_queue ?? emptyQueue();
+        const cur = (await read("cache_queue")).cache_queue ?? emptyQueue();
         if (cur.pending?.client_batch_id === p.client_batch_id) {
           cur.pending.attempts += 1;
           cur.pending.next_attempt_at = when;
-          await chrome.storage.local.set({ cache_queue: cur });
+          await saveQueue(cur);
         }
       });
       await chrome.alarms.create("retry", { when });

@@ -47,6 +47,10 @@ export interface ItemRejection {
 export interface SyncStatus {
   /** idle, uploading, retrying, needs_login, update_required, error */
   state: string;
+  /** Values in cache_queue waiting, and in its pending batch (kept with every queue write, so
+   * the status is read without reading the queue). */
+  queued: number;
+  pending: number;
   last_upload_at: number;
   last_result: { accepted: number; duplicates: number; rejected: number } | null;
   next_upload_at: number;

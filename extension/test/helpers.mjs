@@ -97,7 +97,7 @@ export async function startProxy(target) {
     let rec;
     if (isSync) {
       const j = JSON.parse(body.toString());
-      rec = { id: j.client_batch_id, size: j.items.length, status: 0, answer: null };
+      rec = { id: j.client_batch_id, size: j.items.length, status: 0, answer: null, at: Date.now(), ms: 0 };
       state.batches.push(rec);
       const fault = state.fail500 > 0 ? 500 : state.fail401 > 0 ? 401 : 0;
       if (fault) {
@@ -118,6 +118,7 @@ export async function startProxy(target) {
     };
     if (rec) {
       rec.status = up.status;
+      rec.ms = Date.now() - rec.at;
       try { rec.answer = JSON.parse(text.toString()).data; } catch { /* not JSON */ }
       if (state.hold) {
         state.held.push({ rec, send, drop: () => res.destroy() });
