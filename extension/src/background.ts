@@ -4,7 +4,7 @@
 // checks run on chrome.alarms.
 import { call } from "./api";
 import {
-  backoffMs, classify, completeBatch, emptyQueue, enqueue, loginExpired, statTime, takeBatch,
+  backoffMs, classify, completeBatches, emptyQueue, enqueue, loginExpired, pendingCount, statTime, takeBatches,
 } from "./queue";
 import type {
   AuthRecord, CacheQueue, CollectedValue, ConfigRecord, Message, PopupState, QueuedItem, Reply,
@@ -31,7 +31,7 @@ async function read(...keys: (typeof KEYS)[number][]): Promise<StorageShape> {
 async function saveQueue(q: CacheQueue): Promise<void> {
   const st = (await read("sync_status")).sync_status ?? newStatus();
   st.queued = q.items.length;
-  st.pending = q.pending?.items.length ?? 0;
+  st.pending = pendingCount(q);
   await chrome.storage.local.set({ cache_queue: q, sync_status: st });
 }
 
@@ -186,7 +186,7 @@ async function handle(msg: Message, sender: chrome.runtime.MessageSender): Promi
       return { ok: true, state: await popupState() };
     case "get_cache_queue": {
       const q = (await read()).cache_queue ?? emptyQueue();
-      return { ok: true, queue: { queued: q.items.length, pending: q.pending?.items.length ?? 0, bytes: q.bytes, oldest: q.items[0]?.collected_at ?? null } };
+      return { ok: true, queue: { queued: q.items.length, pending: pendingCount(q), bytes: q.bytes, oldest: q.items[0]?.collected_at ?? null } };
     }
     case "logout":
       await clearAll();
@@ -317,7 +317,7 @@ async function enqueueValues(values: CollectedValue[]): Promise<void> {
       if (!m || !shop || !Number.isFinite(v.value)) continue;
       const at = new Date(v.collected_at);
       items.push({
-        qid: crypto.randomUUID(), metric_key: v.metric_key, shop_id: shop, value: v.value, platform: v.platform,
+        metric_key: v.metric_key, shop_id: shop, value: v.value, platform: v.platform,
         collected_at: at.toISOString(), stat_time: statTime(at, m.interval_seconds ?? 0), page_url: v.page_url.slice(0, 2048),
       });
       s.config.pages[v.metric_key] = v.page_url;
@@ -340,82 +340,84 @@ async function enqueueValues(values: CollectedValue[]): Promise<void> {
 async function upload(force: boolean): Promise<void> {
   await navigator.locks.request("shopmind-upload", { ifAvailable: true }, async (lock) => {
     if (!lock) return;
-    let done = ""; // the batch just answered, removed with the next one's taking
+    let done: string[] = []; // batches answered, removed from storage with the next write
+    // Removes the answered batches (and applies fn to the queue) in one write.
+    const settle = (fn?: (q: CacheQueue) => CacheQueue) => locked(async () => {
+      const cur = (await read("cache_queue")).cache_queue ?? emptyQueue();
+      let next = completeBatches(cur, done);
+      if (fn) next = fn(next);
+      if (next !== cur) await saveQueue(next);
+      done = [];
+      return next;
+    });
     for (;;) {
       const s = await read("auth", "config", "sync_status");
-      if (!s.auth || !s.config) return;
+      if (!s.auth || !s.config) return settle();
       const st = s.sync_status ?? newStatus();
-      if (!force && !done && (st.state === "needs_login" || st.state === "update_required")) return;
+      if (!force && !done.length && (st.state === "needs_login" || st.state === "update_required")) return;
       const batchSize = s.config.server.upload?.batch_size || 100;
-      const finished = done;
-      const q = await locked(async () => {
-        const cur = (await read("cache_queue")).cache_queue ?? emptyQueue();
-        const next = takeBatch(finished ? completeBatch(cur, finished) : cur, batchSize, () => crypto.randomUUID());
-        if (next !== cur) await saveQueue(next);
-        return next;
-      });
-      done = "";
-      const p = q.pending;
-      if (!p) {
+      const q = await settle((cur) => takeBatches(cur, batchSize, () => crypto.randomUUID()));
+      if (!q.pending.length) {
         await patchStatus((x) => { if (x.state === "uploading" || x.state === "retrying") x.state = "idle"; });
         return;
       }
-      if (!force && p.next_attempt_at > Date.now()) {
-        await chrome.alarms.create("retry", { when: p.next_attempt_at });
-        return;
-      }
-      force = false;
-      const start: Message = { action: "sync_start" };
-      chrome.runtime.sendMessage(start).catch(() => {});
-      if (st.state !== "uploading") await patchStatus((x) => { x.state = "uploading"; });
-      const a = await call(s.auth.server, s.auth.access_token, "post", "/api/v1/data/crx/sync", {
-        body: { client_batch_id: p.client_batch_id, extension_version: VERSION, items: p.items.map(({ qid: _q, ...it }) => it) },
-      });
-      const outcome = classify(a.status);
-      if (outcome === "done") {
-        done = p.client_batch_id;
-        const d: Partial<SyncResponse> = a.data ?? {};
-        await patchStatus((x) => {
-          x.state = "uploading";
-          x.last_upload_at = Date.now();
-          x.last_result = { accepted: d.accepted ?? 0, duplicates: d.duplicates ?? 0, rejected: d.rejected ?? 0 };
-          for (const e of d.errors ?? []) {
-            x.rejections.push({ metric_key: e.metric_key ?? p.items[e.index ?? 0]?.metric_key ?? "", code: e.code ?? "", message: e.message ?? "", at: Date.now() });
-          }
-        });
-        continue;
-      }
-      if (outcome === "drop") {
-        // A refusal a retry cannot change (400, 403, 404, 413): reported, the batch dropped.
-        done = p.client_batch_id;
-        await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
-        await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
-        continue;
-      }
-      if (outcome === "signin") {
-        await patchStatus((x) => { x.state = "needs_login"; addError(x, "signed out by the server: sign in again (the queue is kept)"); });
-        await chrome.action.setBadgeText({ text: "!" });
-        return;
-      }
-      if (outcome === "update") {
-        await patchStatus((x) => { x.state = "update_required"; addError(x, a.message || "update the extension"); });
-        return;
-      }
-      // retry: same batch id and items, later.
-      const wait = backoffMs(p.attempts + 1, a.retry_after_ms);
-      const when = Date.now() + wait;
-      await locked(async () => {
-        const cur = (await read("cache_queue")).cache_queue ?? emptyQueue();
-        if (cur.pending?.client_batch_id === p.client_batch_id) {
-          cur.pending.attempts += 1;
-          cur.pending.next_attempt_at = when;
-          await saveQueue(cur);
+      for (const p of q.pending) {
+        if (!force && p.next_attempt_at > Date.now()) {
+          await settle();
+          await chrome.alarms.create("retry", { when: p.next_attempt_at });
+          return;
         }
-      });
-      await chrome.alarms.create("retry", { when });
-      await patchStatus((x) => { x.state = "retrying"; x.next_upload_at = when; addError(x, `upload failed (${a.status || "network"}): ${a.message}; retrying`); });
-      if (wait < 25_000) setTimeout(() => void upload(false), wait + 50);
-      return;
+        force = false;
+        const start: Message = { action: "sync_start" };
+        chrome.runtime.sendMessage(start).catch(() => {});
+        const a = await call(s.auth.server, s.auth.access_token, "post", "/api/v1/data/crx/sync", {
+          body: { client_batch_id: p.client_batch_id, extension_version: VERSION, items: p.items },
+        });
+        const outcome = classify(a.status);
+        if (outcome === "done") {
+          done.push(p.client_batch_id);
+          const d: Partial<SyncResponse> = a.data ?? {};
+          await patchStatus((x) => {
+            x.state = "uploading";
+            x.pending -= p.items.length;
+            x.last_upload_at = Date.now();
+            x.last_result = { accepted: d.accepted ?? 0, duplicates: d.duplicates ?? 0, rejected: d.rejected ?? 0 };
+            for (const e of d.errors ?? []) {
+              x.rejections.push({ metric_key: e.metric_key ?? p.items[e.index ?? 0]?.metric_key ?? "", code: e.code ?? "", message: e.message ?? "", at: Date.now() });
+            }
+          });
+          continue;
+        }
+        if (outcome === "drop") {
+          // A refusal a retry cannot change (400, 403, 404, 413): reported, the batch dropped.
+          done.push(p.client_batch_id);
+          await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
+          await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
+          continue;
+        }
+        if (outcome === "signin") {
+          await settle();
+          await patchStatus((x) => { x.state = "needs_login"; addError(x, "signed out by the server: sign in again (the queue is kept)"); });
+          await chrome.action.setBadgeText({ text: "!" });
+          return;
+        }
+        if (outcome === "update") {
+          await settle();
+          await patchStatus((x) => { x.state = "update_required"; addError(x, a.message || "update the extension"); });
+          return;
+        }
+        // retry: same batch id and items, later.
+        const wait = backoffMs(p.attempts + 1, a.retry_after_ms);
+        const when = Date.now() + wait;
+        await settle((cur) => ({
+          ...cur,
+          pending: cur.pending.map((x) => (x.client_batch_id === p.client_batch_id ? { ...x, attempts: x.attempts + 1, next_attempt_at: when } : x)),
+        }));
+        await chrome.alarms.create("retry", { when });
+        await patchStatus((x) => { x.state = "retrying"; x.next_upload_at = when; addError(x, `upload failed (${a.status || "network"}): ${a.message}; retrying`); });
+        if (wait < 25_000) setTimeout(() => void upload(false), wait + 50);
+        return;
+      }
     }
   });
 }

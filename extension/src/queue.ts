@@ -6,7 +6,7 @@ import type { CacheQueue, PendingBatch, QueuedItem } from "./types";
 export const LIMITS = { max_items: 50_000, max_bytes: 6 * 1024 * 1024 };
 
 export function emptyQueue(): CacheQueue {
-  return { items: [], pending: null, bytes: 0 };
+  return { items: [], pending: [], bytes: 0 };
 }
 
 export function itemBytes(it: QueuedItem): number {
@@ -25,23 +25,39 @@ export function enqueue(q: CacheQueue, add: QueuedItem[], limits = LIMITS): { qu
   return { queue: { items: items.slice(cut), pending: q.pending, bytes }, dropped: items.slice(0, cut) };
 }
 
+/** How many batches are fixed with one storage write. */
+export const BATCHES_PER_WRITE = 10;
+
 /**
- * Fixes the next batch: when nothing is pending, the first batchSize items move to a pending
- * batch with a new id. The id is stored with the items before the first send and every retry
- * sends the same id and items, so the server stores a batch once however often it is sent.
+ * Fixes the next batches: when nothing is pending, up to maxBatches batches of batchSize items
+ * move from the queue to the pending list, each with a new id. The ids are stored with the
+ * items before the first send and every retry sends the same id and items, so the server
+ * stores a batch once however often it is sent (and a batch sent again after a stopped worker
+ * forgot its answer gets that same answer). Fixing several batches per write keeps the
+ * queue's rewrites few while a large queue drains.
  */
-export function takeBatch(q: CacheQueue, batchSize: number, newId: () => string): CacheQueue {
-  if (q.pending || q.items.length === 0) return q;
+export function takeBatches(q: CacheQueue, batchSize: number, newId: () => string, maxBatches = BATCHES_PER_WRITE): CacheQueue {
+  if (q.pending.length || q.items.length === 0) return q;
   const n = Math.max(1, Math.min(500, batchSize));
-  const items = q.items.slice(0, n);
-  const pending: PendingBatch = { client_batch_id: newId(), items, attempts: 0, next_attempt_at: 0 };
-  return { items: q.items.slice(n), pending, bytes: q.bytes - items.reduce((s, it) => s + itemBytes(it), 0) };
+  const pending: PendingBatch[] = [];
+  let at = 0;
+  while (at < q.items.length && pending.length < maxBatches) {
+    pending.push({ client_batch_id: newId(), items: q.items.slice(at, at + n), attempts: 0, next_attempt_at: 0 });
+    at += n;
+  }
+  const moved = q.items.slice(0, at).reduce((s, it) => s + itemBytes(it), 0);
+  return { items: q.items.slice(at), pending, bytes: q.bytes - moved };
 }
 
-/** Clears the pending batch if it is still the one named (an answer arriving twice is harmless). */
-export function completeBatch(q: CacheQueue, batchId: string): CacheQueue {
-  if (!q.pending || q.pending.client_batch_id !== batchId) return q;
-  return { ...q, pending: null };
+/** Removes the answered batches from the pending list (unknown ids are ignored). */
+export function completeBatches(q: CacheQueue, batchIds: string[]): CacheQueue {
+  if (!batchIds.length) return q;
+  const pending = q.pending.filter((p) => !batchIds.includes(p.client_batch_id));
+  return pending.length === q.pending.length ? q : { ...q, pending };
+}
+
+export function pendingCount(q: CacheQueue): number {
+  return q.pending.reduce((n, p) => n + p.items.length, 0);
 }
 
 export const BACKOFF = { base_ms: 2_000, max_ms: 10 * 60_000 };

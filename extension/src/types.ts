@@ -62,8 +62,8 @@ export interface SyncStatus {
   last_adhoc: { at: number; title: string; id: string; error: string } | null;
 }
 
-/** One value waiting for upload: the sync item without its batch. */
-export type QueuedItem = MetricItem & { qid: string };
+/** One value waiting for upload: a sync item. */
+export type QueuedItem = MetricItem;
 
 /** A batch fixed before its first send: every retry sends the same id and items. */
 export interface PendingBatch {
@@ -75,7 +75,8 @@ export interface PendingBatch {
 
 export interface CacheQueue {
   items: QueuedItem[];
-  pending: PendingBatch | null;
+  /** Batches fixed (ids given) and not yet answered, in sending order. */
+  pending: PendingBatch[];
   bytes: number;
 }
 

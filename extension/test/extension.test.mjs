@@ -34,8 +34,8 @@ async function storage() {
 
 async function queued() {
   const s = await storage();
-  const q = s.cache_queue ?? { items: [], pending: null };
-  return q.items.length + (q.pending?.items.length ?? 0);
+  const q = s.cache_queue ?? { items: [], pending: [] };
+  return q.items.length + q.pending.reduce((n, p) => n + p.items.length, 0);
 }
 
 async function openPopup() {
@@ -170,6 +170,11 @@ test("a DOM metric and an API metric are collected, uploaded and previewed", asy
   assert.equal(st.visitors?.ext_sum, 321, JSON.stringify(st));
   await popup.waitForFunction(() => /2/.test(document.getElementById("last-upload").textContent));
   await popup.screenshot({ path: join(OUT, "popup-signed-in.png") });
+  await popup.click("#lang");
+  assert.equal(await popup.textContent("#sync"), "立即同步");
+  await popup.screenshot({ path: join(OUT, "popup-signed-in-zh.png") });
+  await popup.click("#lang");
+  assert.equal(await popup.textContent("#sync"), "Sync now");
 });
 
 test("background collection opens at most max_concurrent_tabs tabs at once", async () => {
@@ -302,9 +307,9 @@ test("10,000 queued values upload without loss or duplicates", async () => {
   const b = proxy.state.batches.slice(start);
   const server = b.reduce((n, x) => n + x.ms, 0) / 1000;
   console.log(`10,000 values uploaded in ${secs.toFixed(1)} s, ${server.toFixed(1)} s of it waiting for the server (${b.length} batches)`);
-  assert.ok(b.every((x) => x.size === 500 && x.status === 200), JSON.stringify(b.map((x) => [x.size, x.status])));
-  assert.equal(b.length, 20);
-  assert.equal(b.reduce((n, x) => n + x.answer.accepted, 0), 10_000);
+  // Background collection may add a value of its own to a batch; the suite's are 10,000.
+  assert.ok(b.every((x) => x.size <= 500 && x.status === 200), JSON.stringify(b.map((x) => [x.size, x.status])));
+  assert.equal(b.reduce((n, x) => n + x.synthetic, 0), 10_000);
   assert.equal(new Set(b.map((x) => x.id)).size, b.length);
   assert.equal(await count(), before + 10_000);
 });

@@ -97,7 +97,7 @@ export async function startProxy(target) {
     let rec;
     if (isSync) {
       const j = JSON.parse(body.toString());
-      rec = { id: j.client_batch_id, size: j.items.length, status: 0, answer: null, at: Date.now(), ms: 0 };
+      rec = { id: j.client_batch_id, size: j.items.length, synthetic: j.items.filter((i) => i.metric_key === "synthetic").length, status: 0, answer: null, at: Date.now(), ms: 0 };
       state.batches.push(rec);
       const fault = state.fail500 > 0 ? 500 : state.fail401 > 0 ? 401 : 0;
       if (fault) {

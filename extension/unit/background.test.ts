@@ -26,7 +26,7 @@ describe("the service worker", () => {
     const f = installFakes(server(ok));
     f.store.set("auth", auth(31));
     f.store.set("config", cfgRecord);
-    f.store.set("cache_queue", { items: [], pending: null, bytes: 0 });
+    f.store.set("cache_queue", { items: [], pending: [], bytes: 0 });
     f.alarms.set("upload", { name: "upload", scheduledTime: 0 });
     await f.startWorker();
     expect((await f.message({ action: "get_status" })).state.signed_in).toBe(false);
@@ -74,7 +74,7 @@ describe("the service worker", () => {
     expect(syncs(f.sent)).toHaveLength(1);
     // The worker restarts; the pending batch, due now, goes again with its id.
     const q = f.store.get("cache_queue") as any;
-    q.pending.next_attempt_at = Date.now() - 1;
+    q.pending[0].next_attempt_at = Date.now() - 1;
     f.store.set("cache_queue", q);
     fail = false;
     await f.startWorker();
@@ -95,7 +95,7 @@ describe("the service worker", () => {
     await vi.waitFor(() => expect((f.store.get("sync_status") as any)?.state).toBe("needs_login"));
     await f.fireAlarm("upload");
     expect(syncs(f.sent)).toHaveLength(1);
-    expect((await f.message({ action: "get_cache_queue" })).queue).toMatchObject({ queued: 2, pending: 10 });
+    expect((await f.message({ action: "get_cache_queue" })).queue).toMatchObject({ queued: 0, pending: 12 });
   });
 
   it("drops a batch refused with 400 and reports it", async () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
-  backoffMs, BACKOFF, classify, completeBatch, emptyQueue, enqueue, itemBytes, jsonPath, loginExpired, parseNumber, statTime, takeBatch,
+  backoffMs, BACKOFF, classify, completeBatches, emptyQueue, enqueue, itemBytes, jsonPath, loginExpired, parseNumber, pendingCount, statTime, takeBatches,
 } from "../src/queue";
 import type { QueuedItem } from "../src/types";
 
 const item = (n: number): QueuedItem => ({
-  qid: `q${n}`, metric_key: "gmv", shop_id: "1", value: n, collected_at: new Date(1_700_000_000_000 + n * 1000).toISOString(),
+  metric_key: "gmv", shop_id: "1", value: n, collected_at: new Date(1_700_000_000_000 + n * 1000).toISOString(),
 });
 
 describe("queue", () => {
@@ -24,28 +24,27 @@ describe("queue", () => {
     expect(r.dropped).toHaveLength(1);
   });
   it("cuts 25 items into batches of 10, 10 and 5 with ids fixed before sending", () => {
-    let q = enqueue(emptyQueue(), Array.from({ length: 25 }, (_, i) => item(i))).queue;
     let n = 0;
-    const sizes: number[] = [];
-    const ids: string[] = [];
-    for (;;) {
-      q = takeBatch(q, 10, () => `b${n++}`);
-      if (!q.pending) break;
-      // Taking again while a batch is pending changes nothing: a retry sends the same batch.
-      expect(takeBatch(q, 10, () => "other")).toBe(q);
-      sizes.push(q.pending.items.length);
-      ids.push(q.pending.client_batch_id);
-      q = completeBatch(q, q.pending.client_batch_id);
-    }
-    expect(sizes).toEqual([10, 10, 5]);
-    expect(ids).toEqual(["b0", "b1", "b2"]);
+    const q = takeBatches(enqueue(emptyQueue(), Array.from({ length: 25 }, (_, i) => item(i))).queue, 10, () => `b${n++}`);
+    expect(q.pending.map((p) => p.items.length)).toEqual([10, 10, 5]);
+    expect(q.pending.map((p) => p.client_batch_id)).toEqual(["b0", "b1", "b2"]);
+    expect(q.pending.flatMap((p) => p.items.map((i) => i.value))).toEqual(Array.from({ length: 25 }, (_, i) => i));
     expect(q.items).toHaveLength(0);
     expect(q.bytes).toBe(0);
+    expect(pendingCount(q)).toBe(25);
+    // Taking again while batches are pending changes nothing: a retry sends the same batches.
+    expect(takeBatches(q, 10, () => "other")).toBe(q);
   });
-  it("completes only the batch named", () => {
-    const q = takeBatch(enqueue(emptyQueue(), [item(1)]).queue, 10, () => "a");
-    expect(completeBatch(q, "b")).toBe(q);
-    expect(completeBatch(q, "a").pending).toBeNull();
+  it("fixes at most maxBatches batches per write", () => {
+    let n = 0;
+    const q = takeBatches(enqueue(emptyQueue(), Array.from({ length: 25 }, (_, i) => item(i))).queue, 5, () => `b${n++}`, 2);
+    expect(q.pending.map((p) => p.items.length)).toEqual([5, 5]);
+    expect(q.items.map((i) => i.value)).toEqual(Array.from({ length: 15 }, (_, i) => i + 10));
+  });
+  it("completes only the batches named", () => {
+    const q = takeBatches(enqueue(emptyQueue(), [item(1), item(2)]).queue, 1, (() => { let n = 0; return () => `b${n++}`; })());
+    expect(completeBatches(q, ["x"])).toBe(q);
+    expect(completeBatches(q, ["b0"]).pending.map((p) => p.client_batch_id)).toEqual(["b1"]);
   });
 });
 
