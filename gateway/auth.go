@@ -19,8 +19,13 @@ var DefaultPublicRoutes = []string{
 	"GET /api/v1/tenant/auth/captcha",
 	"POST /api/v1/tenant/auth/refresh", "POST /api/v1/auth/refresh",
 	"GET /api/v1/health/health", "GET /api/v1/nl2sql/health", "GET /api/v1/data/crx/ver",
-	"GET /api/v1/data/crx/download/shopmind-extension.zip",
+	PublicFiles[0],
 }
+
+// PublicFiles are the public routes that serve a file rather than an API operation (so the
+// OpenAPI documents do not list them): the browser extension's package, which a user
+// downloads before signing in (services/crx, internal/crxbundle).
+var PublicFiles = []string{"GET /api/v1/data/crx/download/shopmind-extension.zip"}
 
 // AdminCheck asks the system service whether the caller may use an administrator path,
 // and why not when not (the refusal's message; empty: a generic one).
