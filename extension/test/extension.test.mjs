@@ -293,6 +293,15 @@ test("a 401 stops uploads, asks to sign in and keeps the queue", async () => {
   await until("the queue uploaded", async () => (await queued()) === 0);
 });
 
+test("values the server rejects one by one are listed in the popup", async () => {
+  await enqueue([{ metric_key: "synthetic", platform: "taobao", value: 1, page_url: office.base + "/backoffice/dom",
+    collected_at: new Date(Date.now() - 31 * 86_400_000).toISOString() }]);
+  await popup.click("#sync");
+  await until("the queue uploaded", async () => (await queued()) === 0);
+  await popup.waitForSelector("#rejections-box", { state: "visible" });
+  assert.match(await popup.textContent("#rejections"), /synthetic: stale_timestamp/);
+});
+
 test("10,000 queued values upload without loss or duplicates", async () => {
   const cfg = await api("GET", "/api/v1/crx/config-m");
   await api("PUT", "/api/v1/crx/config-m", { metrics: cfg.config.metrics, upload: { ...cfg.config.upload, batch_size: 500 } });

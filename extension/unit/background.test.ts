@@ -109,6 +109,21 @@ describe("the service worker", () => {
     expect(syncs(f.sent)).toHaveLength(1);
   });
 
+  it("stops uploading when the version check says an update is required", async () => {
+    const f = installFakes((path, body) => path === "/api/v1/data/crx/ver"
+      ? { status: 200, data: { latest_version: "2.0.0", min_supported_version: "2.0.0", update_required: true, download_url: "/dl.zip" } }
+      : server(ok)(path, body));
+    f.store.set("auth", auth(1));
+    f.store.set("config", cfgRecord);
+    await f.startWorker();
+    const st = (await f.message({ action: "get_status" })).state.status;
+    expect(st.state).toBe("update_required");
+    expect(st.update).toMatchObject({ required: true, latest: "2.0.0", download_url: "http://server/dl.zip" });
+    await f.message({ action: "collect_metric_data", values: values(3) });
+    await f.fireAlarm("upload");
+    expect(syncs(f.sent)).toHaveLength(0);
+  });
+
   it("signs out: storage and alarms cleared", async () => {
     const f = installFakes(server(ok));
     f.store.set("auth", auth(1));
