@@ -228,9 +228,12 @@ async function login(msg: Extract<Message, { action: "login" }>): Promise<Reply>
     server, access_token: a.data.access_token, tenant_code: body.tenant_code, username: a.data.user?.username ?? body.username,
     user_id: String(a.data.user?.id ?? ""), login_timestamp: Date.now(),
   };
-  // A new sign-in keeps values still queued from before (they are the same merchant's data).
+  // Signing in again as the same user on the same server (after a 401) keeps the queue;
+  // another user, tenant or server starts afresh.
+  const before = (await read("auth")).auth;
+  if (before && (before.server !== auth.server || before.tenant_code !== auth.tenant_code || before.username !== auth.username)) await clearAll();
   await locked(async () => {
-    const prev = await read();
+    const prev = await read("sync_status");
     await chrome.storage.local.set({ auth, sync_status: { ...(prev.sync_status ?? newStatus()), state: "idle" } });
   });
   const err = await refreshConfig(true);

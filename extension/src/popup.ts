@@ -29,8 +29,15 @@ function applyTexts(): void {
 function render(s: PopupState): void {
   last = s;
   $("version").textContent = "v" + s.version;
-  $("login").hidden = s.signed_in;
+  // A server that signed the user out (401) asks for a new sign-in; the queue is kept.
+  const again = s.signed_in && s.status.state === "needs_login";
+  $("login").hidden = s.signed_in && !again;
   $("main").hidden = !s.signed_in;
+  if (again && s.auth && !$<HTMLInputElement>("username").value) {
+    $<HTMLInputElement>("server").value = s.auth.server;
+    $<HTMLInputElement>("tenant").value = s.auth.tenant_code;
+    $<HTMLInputElement>("username").value = s.auth.username;
+  }
   const up = s.status.update;
   const notice = $("update");
   notice.hidden = !(up && (up.required || up.available));
@@ -117,7 +124,7 @@ $("login").addEventListener("submit", async (e) => {
     ...(captchaId && code ? { captcha_id: captchaId, captcha_code: code } : {}),
   });
   btn.disabled = false;
-  if (r.ok) { if (r.state) render(r.state); return; }
+  if (r.ok) { $<HTMLInputElement>("password").value = ""; if (r.state) render(r.state); return; }
   $("login-error").textContent = r.error;
   if (r.captcha_required || captchaId) { $<HTMLInputElement>("captcha").value = ""; await showCaptcha(); }
 });

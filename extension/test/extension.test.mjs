@@ -289,8 +289,14 @@ test("a 401 stops uploads, asks to sign in and keeps the queue", async () => {
   assert.equal(proxy.state.batches.length - start, 1, "no upload after the 401");
   assert.equal(await queued(), 2);
   assert.equal((await storage()).sync_status.state, "needs_login");
-  await popup.click("#sync"); // the user's sync: tries again
+  // Signing in again (the form is shown again, filled but for the password) uploads the queue.
+  assert.ok(await popup.isVisible("#login"));
+  assert.equal(await popup.inputValue("#username"), env("SHOPMIND_USER"));
+  await popup.fill("#password", env("SHOPMIND_PASSWORD"));
+  await popup.click("#signin");
   await until("the queue uploaded", async () => (await queued()) === 0);
+  await popup.waitForSelector("#login", { state: "hidden" });
+  assert.equal(proxy.state.batches.at(-1).status, 200);
 });
 
 test("values the server rejects one by one are listed in the popup", async () => {
