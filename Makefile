@@ -119,7 +119,7 @@ run-cluster: build
 	./scripts/run-cluster.sh $(BIN)/shopmind
 
 # The analytical store's cluster on this machine: 2 shards x 2 replicas of Debian's
-# clickhouse-server on 127.0.0.1:9101-9104 and Debian's zookeeper on 127.0.0.1:2191
+# clickhouse-server on 127.0.0.1:9301-9304 and Debian's zookeeper on 127.0.0.1:2191
 # (scripts/clickhouse-cluster.sh; WAREHOUSE.md "Cluster mode"). Stays up until stop-ch-cluster.
 run-ch-cluster:
 	./scripts/clickhouse-cluster.sh start
@@ -134,7 +134,7 @@ stop-ch-cluster:
 # starts the cluster and stops it at the end unless CH_CLUSTER_KEEP=1.
 # CH_CLUSTER_RUN narrows the tier (go test -run).
 CH_CLUSTER_RUN ?=
-CH_CLUSTER_URL := clickhouse://127.0.0.1:9101,127.0.0.1:9102,127.0.0.1:9103,127.0.0.1:9104/default
+CH_CLUSTER_URL := clickhouse://127.0.0.1:9301,127.0.0.1:9302,127.0.0.1:9303,127.0.0.1:9304/default
 CH_CLUSTER_PKGS := ./internal/analytics/... ./internal/sqlsandbox/ ./services/analysis/semantic/ \
 	./tests/platform/analysis/ ./tests/platform/crx/ ./tests/platform/chat/ ./tests/chcluster/
 test-ch-cluster: deps

@@ -13,8 +13,8 @@
 #   scripts/clickhouse-cluster.sh status    which processes run
 #
 # Nodes (native protocol, the only one ShopMind uses):
-#   s1r1 127.0.0.1:9101   s1r2 127.0.0.1:9102   (shard 1)
-#   s2r1 127.0.0.1:9103   s2r2 127.0.0.1:9104   (shard 2)
+#   s1r1 127.0.0.1:9301   s1r2 127.0.0.1:9302   (shard 1)
+#   s2r1 127.0.0.1:9303   s2r2 127.0.0.1:9304   (shard 2)
 #   ZooKeeper 127.0.0.1:2191
 # Clusters defined in every node's remote_servers:
 #   shopmind      2 shards x 2 replicas (internal_replication: the Distributed table writes
@@ -22,15 +22,15 @@
 #   shopmind_1x2  1 shard x 2 replicas (s1r1, s1r2), for the 1-vs-2-shards figures
 #
 # The store then runs with
-#   SHOPMIND_ANALYTICS_URL=clickhouse://127.0.0.1:9101,127.0.0.1:9102,127.0.0.1:9103,127.0.0.1:9104/shopmind
+#   SHOPMIND_ANALYTICS_URL=clickhouse://127.0.0.1:9301,127.0.0.1:9302,127.0.0.1:9303,127.0.0.1:9304/shopmind
 #   SHOPMIND_CLICKHOUSE_CLUSTER=shopmind
 set -euo pipefail
 
 DIR=${SHOPMIND_CH_CLUSTER_DIR:-/tmp/shopmind-ch-cluster}
 ZK_PORT=${SHOPMIND_CH_CLUSTER_ZK_PORT:-2191}
 NODES=(s1r1 s1r2 s2r1 s2r2)
-declare -A TCP=([s1r1]=9101 [s1r2]=9102 [s2r1]=9103 [s2r2]=9104)
-declare -A INTERSERVER=([s1r1]=9201 [s1r2]=9202 [s2r1]=9203 [s2r2]=9204)
+declare -A TCP=([s1r1]=9301 [s1r2]=9302 [s2r1]=9303 [s2r2]=9304)
+declare -A INTERSERVER=([s1r1]=9311 [s1r2]=9312 [s2r1]=9313 [s2r2]=9314)
 declare -A SHARD=([s1r1]=01 [s1r2]=01 [s2r1]=02 [s2r2]=02)
 
 log() { echo "clickhouse-cluster: $*" >&2; }
@@ -75,7 +75,7 @@ EOF
   # QuorumPeerMain with a config without server.N lines runs one standalone node.
   nohup java -Xmx256m -Dlog4j.configuration="file:$DIR/zk/log4j.properties" \
     -cp "$DIR/zk:/usr/share/java/zookeeper.jar" org.apache.zookeeper.server.quorum.QuorumPeerMain \
-    "$DIR/zk/zoo.cfg" >>"$DIR/zk/stdout.log" 2>&1 &
+    "$DIR/zk/zoo.cfg" >>"$DIR/zk/stdout.log" 2>&1 </dev/null &
   echo $! >"$DIR/zk/pid"
   for _ in $(seq 1 60); do zk_ready && return; sleep 0.5; done
   log "ZooKeeper did not answer on 127.0.0.1:$ZK_PORT; see $DIR/zk/zookeeper.log"
@@ -87,18 +87,18 @@ remote_servers() {
   cat <<'EOF'
         <shopmind>
             <shard><internal_replication>true</internal_replication>
-                <replica><host>127.0.0.1</host><port>9101</port></replica>
-                <replica><host>127.0.0.1</host><port>9102</port></replica>
+                <replica><host>127.0.0.1</host><port>9301</port></replica>
+                <replica><host>127.0.0.1</host><port>9302</port></replica>
             </shard>
             <shard><internal_replication>true</internal_replication>
-                <replica><host>127.0.0.1</host><port>9103</port></replica>
-                <replica><host>127.0.0.1</host><port>9104</port></replica>
+                <replica><host>127.0.0.1</host><port>9303</port></replica>
+                <replica><host>127.0.0.1</host><port>9304</port></replica>
             </shard>
         </shopmind>
         <shopmind_1x2>
             <shard><internal_replication>true</internal_replication>
-                <replica><host>127.0.0.1</host><port>9101</port></replica>
-                <replica><host>127.0.0.1</host><port>9102</port></replica>
+                <replica><host>127.0.0.1</host><port>9301</port></replica>
+                <replica><host>127.0.0.1</host><port>9302</port></replica>
             </shard>
         </shopmind_1x2>
 EOF
@@ -198,12 +198,23 @@ start_node() {
   write_config "$n"
   if pid_alive "$d/pid"; then return; fi
   log "starting $n on 127.0.0.1:${TCP[$n]}"
-  (cd "$d" && nohup clickhouse-server --config-file="$d/config.xml" >>"$d/log/stdout.log" 2>&1 & echo $! >"$d/pid")
+  # exec: the background job is the server itself, so $! is its pid; every descriptor goes
+  # to the log or /dev/null, so a caller reading this script's output is not held open.
+  (cd "$d" && exec nohup clickhouse-server --config-file="$d/config.xml") >>"$d/log/stdout.log" 2>&1 </dev/null &
+  echo $! >"$d/pid"
 }
 
 wait_node() {
-  local n=$1
-  for _ in $(seq 1 120); do node_ready "$n" && return; sleep 0.5; done
+  local n=$1 restarts=0
+  for _ in $(seq 1 120); do
+    node_ready "$n" && return
+    # A server whose tables are replicated exits when ZooKeeper does not complete its
+    # handshake at start (a ZooKeeper itself just started): start it again, a few times.
+    if ! pid_alive "$DIR/$n/pid" && [ $restarts -lt 5 ]; then
+      restarts=$((restarts + 1)); sleep 1; start_node "$n"
+    fi
+    sleep 0.5
+  done
   log "$n did not come up on 127.0.0.1:${TCP[$n]}; see $DIR/$n/log/server.err.log:"
   tail -20 "$DIR/$n/log/server.err.log" >&2 || true
   exit 1
@@ -230,7 +241,7 @@ case "$cmd" in
     start_zk
     for n in "${NODES[@]}"; do start_node "$n"; done
     for n in "${NODES[@]}"; do wait_node "$n"; done
-    log "ready: 2 shards x 2 replicas on 127.0.0.1:9101-9104 (cluster shopmind), ZooKeeper 127.0.0.1:$ZK_PORT"
+    log "ready: 2 shards x 2 replicas on 127.0.0.1:9301-9304 (cluster shopmind), ZooKeeper 127.0.0.1:$ZK_PORT"
     ;;
   stop)
     for n in "${NODES[@]}"; do stop_pid "$DIR/$n/pid" "$n"; done

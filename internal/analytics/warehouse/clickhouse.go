@@ -284,6 +284,11 @@ func (s *chStore) Query(ctx context.Context, sql string, args []any, opts QueryO
 	}
 	qctx = clickhouse.Context(qctx, clickhouse.WithSettings(settings))
 	res, err := s.query(qctx, cancel, sql, args, opts)
+	if err != nil && s.cluster != nil && qctx.Err() == nil && unreachable(err) {
+		// A pooled connection to a replica that went away: once more, on a new connection
+		// the driver dials to the next live address (a read is safe to repeat).
+		res, err = s.query(qctx, cancel, sql, args, opts)
+	}
 	if err != nil {
 		return nil, s.mapError(ctx, guardFired.Load(), opts, err)
 	}
@@ -408,6 +413,17 @@ func (s *chStore) mapError(ctx context.Context, guardFired bool, opts QueryOptio
 type chWriter chStore
 
 func (w *chWriter) insert(ctx context.Context, table string, n int, row func(i int) []any) error {
+	err := w.insertOnce(ctx, table, n, row)
+	if err != nil && w.cluster != nil && ctx.Err() == nil && unreachable(err) {
+		// The node the batch went to went away: once more through the next live one. The
+		// same rows make the same blocks, which the replicated tables store once
+		// (insert_deduplicate), should the first attempt have landed.
+		err = w.insertOnce(ctx, table, n, row)
+	}
+	return err
+}
+
+func (w *chWriter) insertOnce(ctx context.Context, table string, n int, row func(i int) []any) error {
 	if n == 0 {
 		return nil
 	}
