@@ -15,7 +15,7 @@ TEST_FLAGS ?=
 PLATFORM_TAGS := -tags platform
 BENCH ?= .
 
-.PHONY: all build install run run-tls run-cluster run-ch-cluster stop-ch-cluster test-ch-cluster test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui
+.PHONY: all build install run run-tls run-cluster run-ch-cluster stop-ch-cluster test-ch-cluster ch-cluster-figures test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui
 
 all: build
 
@@ -131,18 +131,28 @@ stop-ch-cluster:
 # The cluster tier: the analytical store's, sandbox's, semantic layer's, analytics', crx's
 # and chat's ClickHouse tests again, against the 2x2 cluster (a database per test, created
 # ON CLUSTER), plus the cluster's own fault and migration tests (tests/chcluster). It
-# starts the cluster and stops it at the end unless CH_CLUSTER_KEEP=1.
+# starts the cluster and stops it at the end unless CH_CLUSTER_KEEP=1; tests/chcluster stops
+# and starts the cluster's processes, so it runs alone, after the others.
 # CH_CLUSTER_RUN narrows the tier (go test -run).
 CH_CLUSTER_RUN ?=
 CH_CLUSTER_URL := clickhouse://127.0.0.1:9301,127.0.0.1:9302,127.0.0.1:9303,127.0.0.1:9304/default
 CH_CLUSTER_PKGS := ./internal/analytics/... ./internal/sqlsandbox/ ./services/analysis/semantic/ \
-	./tests/platform/analysis/ ./tests/platform/crx/ ./tests/platform/chat/ ./tests/chcluster/
+	./tests/platform/analysis/ ./tests/platform/crx/ ./tests/platform/chat/
+CH_CLUSTER_ENV := SHOPMIND_TEST_CLICKHOUSE_URL=$(CH_CLUSTER_URL) SHOPMIND_TEST_CLICKHOUSE_CLUSTER=shopmind
 test-ch-cluster: deps
 	./scripts/clickhouse-cluster.sh start
 	@set -o pipefail; status=0; \
-	SHOPMIND_TEST_CLICKHOUSE_URL=$(CH_CLUSTER_URL) SHOPMIND_TEST_CLICKHOUSE_CLUSTER=shopmind \
-		go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) $(CH_CLUSTER_PKGS) | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) $(CH_CLUSTER_PKGS) | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) ./tests/chcluster/ | $(TEST_PROGRESS) || status=$$?; \
 	[ -n "$(CH_CLUSTER_KEEP)" ] || ./scripts/clickhouse-cluster.sh stop; exit $$status
+
+# The cluster figures of the README (tests/chcluster TestScaleFigures): CH_FIGURES_ORDERS
+# orders of one tenant over a year into the 2x2 cluster, a 1-shard cluster and the single
+# server (databases shopmind_fig_*, kept), previews against hand-written SQL, crx batches.
+CH_FIGURES_ORDERS ?= 1000000
+ch-cluster-figures: deps
+	./scripts/clickhouse-cluster.sh start
+	$(CH_CLUSTER_ENV) SHOPMIND_CH_CLUSTER_FIGURES_ORDERS=$(CH_FIGURES_ORDERS) go test $(PLATFORM_TAGS) -count=1 -v -timeout 3h -run TestScaleFigures ./tests/chcluster/
 
 # Starts PostgreSQL and ClickHouse when they are not running, installs etcd.
 deps:

@@ -167,6 +167,7 @@ EOF
             <load_balancing>in_order</load_balancing>
             <distributed_product_mode>local</distributed_product_mode>
             <insert_distributed_sync>1</insert_distributed_sync>
+            <insert_distributed_timeout>60</insert_distributed_timeout>
             <skip_unavailable_shards>0</skip_unavailable_shards>
             <connect_timeout_with_failover_ms>500</connect_timeout_with_failover_ms>
             <distributed_ddl_task_timeout>60</distributed_ddl_task_timeout>

@@ -52,6 +52,20 @@ func script(t *testing.T, args ...string) {
 	if err != nil {
 		t.Fatalf("clickhouse-cluster.sh %v: %v\n%s", args, err, out)
 	}
+	if args[0] == "start-node" || args[0] == "start-zk" {
+		// Back means writable: every replicated table of the node has its ZooKeeper session.
+		for n, addr := range nodes {
+			if args[0] == "start-node" && n != args[1] {
+				continue
+			}
+			for i := 0; i < 120; i++ {
+				if onNode(t, addr, "SELECT toString(count()) FROM system.replicas WHERE is_readonly OR is_session_expired") == "0" {
+					break
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+		}
+	}
 }
 
 // onNode runs a query on one node and returns the first column of the first row.
