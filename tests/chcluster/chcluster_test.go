@@ -30,6 +30,7 @@ import (
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/sqlsandbox"
 )
 
 // nodes are the cluster's replicas (scripts/clickhouse-cluster.sh).
@@ -428,5 +429,58 @@ func TestZooKeeperDown(t *testing.T) {
 	}
 	if werr != nil {
 		t.Errorf("a write after ZooKeeper returned: %v", werr)
+	}
+}
+
+// TestSandboxOnDistributedTables: the sandbox's allowlist is the catalog, which holds the
+// Distributed tables and not the shard-local ones; a statement naming a local table, another
+// database or a table function that reaches other servers is refused before it runs, and
+// what runs reads only the caller's tenant through the Distributed tables.
+func TestSandboxOnDistributedTables(t *testing.T) {
+	needCluster(t)
+	db := warehousetest.ClickHouse(t)
+	ctx := context.Background()
+	if err := db.Store.Collector().EnsureCollected(ctx); err != nil {
+		t.Fatal(err)
+	}
+	loadDemo(t, db, 41, 300)
+	loadDemo(t, db, 42, 300)
+	cat, err := db.Store.Catalog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := sqlsandbox.Scope{TenantID: 41}
+	for _, sql := range []string{
+		"SELECT count() FROM basic_orders_local",
+		"SELECT count() FROM diy_crx_metrics_local",
+		"SELECT count() FROM " + dbName(db) + ".basic_orders_local",
+		"SELECT count() FROM remote('127.0.0.1:9303', " + dbName(db) + ", basic_orders_local)",
+		"SELECT count() FROM cluster('shopmind', " + dbName(db) + ", basic_orders_local)",
+		"SELECT count() FROM basic_orders GLOBAL JOIN basic_shops USING shop_id",
+		"SELECT count() FROM basic_orders WHERE shop_id GLOBAL IN (SELECT shop_id FROM basic_shops)",
+	} {
+		if _, err := sqlsandbox.Rewrite(warehouse.DialectClickHouse, cat, scope, sql, 100); err == nil {
+			t.Errorf("the sandbox let through %s", sql)
+		}
+	}
+	// A join written as users write it: rewritten to tenant-filtered subqueries, which an
+	// 18.16 cluster answers, with the tenant's own count only.
+	rw, err := sqlsandbox.Rewrite(warehouse.DialectClickHouse, cat, scope,
+		"SELECT count(*) AS n FROM basic_orders o JOIN basic_shops s ON s.shop_id = o.shop_id WHERE o.i_tenant_id IN (41, 42)", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Store.Query(ctx, rw.SQL, nil, warehouse.QueryOptions{Untrusted: &warehouse.Untrusted{MaxScanRows: 1_000_000}})
+	if err != nil {
+		t.Fatalf("%s: %v", rw.SQL, err)
+	}
+	if res.Rows[0][0] != int64(300) {
+		t.Errorf("the tenant's join counted %v orders, want its own 300", res.Rows[0][0])
+	}
+	// The scan cap holds on Distributed tables (each shard enforces it on its reads).
+	_, err = db.Store.Query(ctx, rw.SQL, nil, warehouse.QueryOptions{Untrusted: &warehouse.Untrusted{MaxScanRows: 10}})
+	var ae *apperr.Error
+	if !errors.As(err, &ae) || ae.Kind != apperr.KindRule {
+		t.Errorf("scan cap of 10 rows on the cluster: %v; want 422", err)
 	}
 }
