@@ -162,7 +162,7 @@ EOF
 <yandex>
     <profiles>
         <default>
-            <max_memory_usage>2000000000</max_memory_usage>
+            <max_memory_usage>10000000000</max_memory_usage>
             <use_uncompressed_cache>0</use_uncompressed_cache>
             <load_balancing>in_order</load_balancing>
             <distributed_product_mode>local</distributed_product_mode>

@@ -53,6 +53,20 @@ type DB struct {
 	Pool *pgxpool.Pool
 }
 
+// DriverURL is URL without ShopMind's own cluster parameter, for a test's own
+// clickhouse-go connection (the driver would send the parameter to the server as a
+// setting).
+func (d *DB) DriverURL() string {
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		return d.URL
+	}
+	q := u.Query()
+	q.Del("cluster")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 // P is the dialect's n-th placeholder ($n or ?).
 func (d *DB) P(n int) string {
 	if d.Store.Dialect() == warehouse.DialectPostgres {
