@@ -139,7 +139,8 @@ CH_CLUSTER_URL := clickhouse://127.0.0.1:9301,127.0.0.1:9302,127.0.0.1:9303,127.
 CH_CLUSTER_PKGS := ./internal/analytics/... ./internal/sqlsandbox/ ./services/analysis/semantic/ \
 	./tests/platform/analysis/ ./tests/platform/crx/
 # The chat's tests that read the analytical store (its tools, collected values, the offline
-# agents over analysis), with the platform's store on the cluster (SHOPMIND_TEST_ANALYTICS).
+# agents over analysis), with the platform's store on the cluster (SHOPMIND_TEST_ANALYTICS);
+# basic's orders and their push to the store (TestOrdersAndMetrics).
 CH_CLUSTER_CHAT_RUN := TestEveryToolThroughTheModel|TestEntitiesFollowBasicData|TestCollectedValuesInAChatAnswer|TestOfflineAnalystAgainstAnalysis|TestOfflineTeamAgainstAnalysis
 CH_CLUSTER_ENV := SHOPMIND_TEST_CLICKHOUSE_URL=$(CH_CLUSTER_URL) SHOPMIND_TEST_CLICKHOUSE_CLUSTER=shopmind
 test-ch-cluster: deps
@@ -147,6 +148,7 @@ test-ch-cluster: deps
 	@set -o pipefail; status=0; \
 	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) $(CH_CLUSTER_PKGS) | $(TEST_PROGRESS) || status=$$?; \
 	$(CH_CLUSTER_ENV) SHOPMIND_TEST_ANALYTICS=clickhouse go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),$(CH_CLUSTER_CHAT_RUN))' $(TEST_FLAGS) ./tests/platform/chat/ | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),TestOrdersAndMetrics)' $(TEST_FLAGS) ./tests/platform/basic/ | $(TEST_PROGRESS) || status=$$?; \
 	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) ./tests/chcluster/ | $(TEST_PROGRESS) || status=$$?; \
 	[ -n "$(CH_CLUSTER_KEEP)" ] || ./scripts/clickhouse-cluster.sh stop; exit $$status
 
