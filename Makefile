@@ -150,6 +150,7 @@ test-ch-cluster: deps
 	$(CH_CLUSTER_ENV) SHOPMIND_TEST_ANALYTICS=clickhouse go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),$(CH_CLUSTER_CHAT_RUN))' $(TEST_FLAGS) ./tests/platform/chat/ | $(TEST_PROGRESS) || status=$$?; \
 	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),TestOrdersAndMetrics)' $(TEST_FLAGS) ./tests/platform/basic/ | $(TEST_PROGRESS) || status=$$?; \
 	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) ./tests/chcluster/ | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),TestClickHouseClusterZooKeeperOutage)' $(TEST_FLAGS) ./tests/reliability/ | $(TEST_PROGRESS) || status=$$?; \
 	[ -n "$(CH_CLUSTER_KEEP)" ] || ./scripts/clickhouse-cluster.sh stop; exit $$status
 
 # The cluster figures of the README (tests/chcluster TestScaleFigures): CH_FIGURES_ORDERS
