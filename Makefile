@@ -15,7 +15,7 @@ TEST_FLAGS ?=
 PLATFORM_TAGS := -tags platform
 BENCH ?= .
 
-.PHONY: all build install run run-tls run-cluster test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui extension extension-check
+.PHONY: all build install run run-tls run-cluster run-ch-cluster stop-ch-cluster test-ch-cluster ch-cluster-figures test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui extension extension-check
 
 all: build
 
@@ -131,6 +131,49 @@ run-cluster: build
 	./scripts/etcd.sh
 	./scripts/run-cluster.sh $(BIN)/shopmind
 
+# The analytical store's cluster on this machine: 2 shards x 2 replicas of Debian's
+# clickhouse-server on 127.0.0.1:9301-9304 and Debian's zookeeper on 127.0.0.1:2191
+# (scripts/clickhouse-cluster.sh; WAREHOUSE.md "Cluster mode"). Stays up until stop-ch-cluster.
+run-ch-cluster:
+	./scripts/clickhouse-cluster.sh start
+	@echo "SHOPMIND_ANALYTICS_URL=$(CH_CLUSTER_URL:/default=/shopmind) SHOPMIND_CLICKHOUSE_CLUSTER=shopmind make run"
+
+stop-ch-cluster:
+	./scripts/clickhouse-cluster.sh stop
+
+# The cluster tier: the analytical store's, sandbox's, semantic layer's, analytics', crx's
+# and chat's ClickHouse tests again, against the 2x2 cluster (a database per test, created
+# ON CLUSTER), plus the cluster's own fault and migration tests (tests/chcluster). It
+# starts the cluster and stops it at the end unless CH_CLUSTER_KEEP=1; tests/chcluster stops
+# and starts the cluster's processes, so it runs alone, after the others.
+# CH_CLUSTER_RUN narrows the tier (go test -run).
+CH_CLUSTER_RUN ?=
+CH_CLUSTER_URL := clickhouse://127.0.0.1:9301,127.0.0.1:9302,127.0.0.1:9303,127.0.0.1:9304/default
+CH_CLUSTER_PKGS := ./internal/analytics/... ./internal/sqlsandbox/ ./services/analysis/semantic/ \
+	./tests/platform/analysis/ ./tests/platform/crx/
+# The chat's tests that read the analytical store (its tools, collected values, the offline
+# agents over analysis), with the platform's store on the cluster (SHOPMIND_TEST_ANALYTICS);
+# basic's orders and their push to the store (TestOrdersAndMetrics).
+CH_CLUSTER_CHAT_RUN := TestEveryToolThroughTheModel|TestEntitiesFollowBasicData|TestCollectedValuesInAChatAnswer|TestOfflineAnalystAgainstAnalysis|TestOfflineTeamAgainstAnalysis
+CH_CLUSTER_ENV := SHOPMIND_TEST_CLICKHOUSE_URL=$(CH_CLUSTER_URL) SHOPMIND_TEST_CLICKHOUSE_CLUSTER=shopmind
+test-ch-cluster: deps
+	./scripts/clickhouse-cluster.sh start
+	@set -o pipefail; status=0; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) $(CH_CLUSTER_PKGS) | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) SHOPMIND_TEST_ANALYTICS=clickhouse go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),$(CH_CLUSTER_CHAT_RUN))' $(TEST_FLAGS) ./tests/platform/chat/ | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),TestOrdersAndMetrics)' $(TEST_FLAGS) ./tests/platform/basic/ | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(CH_CLUSTER_RUN)' $(TEST_FLAGS) ./tests/chcluster/ | $(TEST_PROGRESS) || status=$$?; \
+	$(CH_CLUSTER_ENV) go test $(PLATFORM_TAGS) -count=1 -json -run '$(or $(CH_CLUSTER_RUN),TestClickHouseClusterZooKeeperOutage)' $(TEST_FLAGS) ./tests/reliability/ | $(TEST_PROGRESS) || status=$$?; \
+	[ -n "$(CH_CLUSTER_KEEP)" ] || ./scripts/clickhouse-cluster.sh stop; exit $$status
+
+# The cluster figures of the README (tests/chcluster TestScaleFigures): CH_FIGURES_ORDERS
+# orders of one tenant over a year into the 2x2 cluster, a 1-shard cluster and the single
+# server (databases shopmind_fig_*, kept), previews against hand-written SQL, crx batches.
+CH_FIGURES_ORDERS ?= 1000000
+ch-cluster-figures: deps
+	./scripts/clickhouse-cluster.sh start
+	$(CH_CLUSTER_ENV) SHOPMIND_CH_CLUSTER_FIGURES_ORDERS=$(CH_FIGURES_ORDERS) go test $(PLATFORM_TAGS) -count=1 -v -timeout 3h -run TestScaleFigures ./tests/chcluster/
+
 # Starts PostgreSQL and ClickHouse when they are not running, installs etcd.
 deps:
 	./scripts/test-deps.sh
@@ -159,6 +202,7 @@ run-tls: build
 TEST_PROGRESS := go run ./cmd/testprogress
 test: deps
 	@set -o pipefail; go test $(PLATFORM_TAGS) -count=1 -json $(TEST_FLAGS) ./... | $(TEST_PROGRESS)
+	$(MAKE) test-ch-cluster
 
 # The unit tier: no database, no external server, no platform (helpers needing one skip
 # under -short, see internal/testutil/tier; tests/ does not build without the platform tag);

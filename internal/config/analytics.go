@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +41,22 @@ func loadAnalytics(getenv func(string) string, errs *[]string) AnalyticsConfig {
 			*errs = append(*errs, "SHOPMIND_ANALYTICS_URL: "+err.Error())
 		} else {
 			cfg.URL = v
+		}
+	}
+	// SHOPMIND_CLICKHOUSE_CLUSTER puts the ClickHouse store in cluster mode: it travels to
+	// the store as the URL's cluster parameter (internal/analytics/warehouse).
+	if v := strings.TrimSpace(getenv("SHOPMIND_CLICKHOUSE_CLUSTER")); v != "" {
+		switch {
+		case cfg.URL == "":
+			*errs = append(*errs, "SHOPMIND_CLICKHOUSE_CLUSTER: cluster mode needs SHOPMIND_ANALYTICS_URL=clickhouse://... (the replicas' addresses, comma-separated)")
+		case !clusterNameRe.MatchString(v):
+			*errs = append(*errs, fmt.Sprintf("SHOPMIND_CLICKHOUSE_CLUSTER: %q is not a cluster name (lower-case letters, digits, underscores)", v))
+		default:
+			u, _ := url.Parse(cfg.URL)
+			q := u.Query()
+			q.Set("cluster", v)
+			u.RawQuery = q.Encode()
+			cfg.URL = u.String()
 		}
 	}
 	if v := strings.TrimSpace(getenv("SHOPMIND_QUERY_TIMEOUT")); v != "" {
@@ -80,6 +97,9 @@ func checkClickHouseURL(v string) error {
 	}
 	return nil
 }
+
+// clusterNameRe is what a ClickHouse cluster name (remote_servers) must look like.
+var clusterNameRe = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // redactURL hides a password in error messages.
 func redactURL(v string) string {

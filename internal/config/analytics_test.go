@@ -32,6 +32,24 @@ func TestAnalyticsValues(t *testing.T) {
 	}
 }
 
+func TestAnalyticsCluster(t *testing.T) {
+	cfg, err := load(envOf(map[string]string{
+		"SHOPMIND_ANALYTICS_URL":      "clickhouse://127.0.0.1:9101,127.0.0.1:9102/shopmind?dial_timeout=2s",
+		"SHOPMIND_CLICKHOUSE_CLUSTER": "shopmind",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "clickhouse://127.0.0.1:9101,127.0.0.1:9102/shopmind?cluster=shopmind&dial_timeout=2s"; cfg.Analytics.URL != want {
+		t.Fatalf("URL %q, want %q", cfg.Analytics.URL, want)
+	}
+	_, err = load(envOf(map[string]string{"SHOPMIND_ANALYTICS_URL": "clickhouse://127.0.0.1:9101/shopmind",
+		"SHOPMIND_CLICKHOUSE_CLUSTER": "shop`mind"}))
+	if err == nil || !strings.Contains(err.Error(), "SHOPMIND_CLICKHOUSE_CLUSTER") {
+		t.Fatalf("a bad cluster name: %v", err)
+	}
+}
+
 func TestAnalyticsInvalidValuesAreNamed(t *testing.T) {
 	cases := []struct{ key, value string }{
 		{"SHOPMIND_ANALYTICS_URL", "postgres://127.0.0.1/shopmind"},
@@ -45,6 +63,7 @@ func TestAnalyticsInvalidValuesAreNamed(t *testing.T) {
 		{"SHOPMIND_QUERY_MAX_ROWS", "-5"},
 		{"SHOPMIND_QUERY_MAX_ROWS", "ten"},
 		{"SHOPMIND_QUERY_MAX_ROWS", "1000001"},
+		{"SHOPMIND_CLICKHOUSE_CLUSTER", "shopmind"}, // without a ClickHouse URL
 	}
 	for _, c := range cases {
 		_, err := load(envOf(map[string]string{c.key: c.value}))

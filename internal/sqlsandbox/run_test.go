@@ -117,7 +117,7 @@ func handFilter(tbl *catalog.Table, withShops bool) string {
 
 func chHand(t *testing.T, db *warehousetest.DB) handRunner {
 	ctx := context.Background()
-	opts, err := clickhouse.ParseDSN(db.URL)
+	opts, err := clickhouse.ParseDSN(db.DriverURL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func (c chAnalytics) goods(ctx context.Context, tenant int64) (map[int64]goodsRo
 // openClickHouse connects to a warehousetest database.
 func openClickHouse(t *testing.T, db *warehousetest.DB) chAnalytics {
 	t.Helper()
-	opts, err := clickhouse.ParseDSN(db.URL)
+	opts, err := clickhouse.ParseDSN(db.DriverURL())
 	if err != nil {
 		t.Fatal(err)
 	}

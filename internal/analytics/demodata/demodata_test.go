@@ -334,7 +334,9 @@ func TestLoadIntoStores(t *testing.T) {
 			t.Errorf("items %v, want %d", rows[0][0], stats.Items)
 		}
 		// Every order's paid amount is the sum of its lines, in the store too.
-		bad := q(`SELECT count(*) FROM basic_orders o JOIN (
+		// (A subquery on the left: an 18.16 cluster does not resolve o.order_id when both
+		// sides of a JOIN read Distributed tables and the left one is named directly.)
+		bad := q(`SELECT count(*) FROM (SELECT * FROM basic_orders) AS o JOIN (
 				SELECT order_id, sum(amount) AS amount FROM basic_order_items WHERE i_tenant_id = ` + p + ` GROUP BY order_id
 			) i ON i.order_id = o.order_id
 			WHERE o.i_tenant_id = 5 AND abs(o.paid_amount - i.amount) > 0.005`)

@@ -39,7 +39,10 @@ const (
 // chUnavailable are the server's exceptions that say it cannot take the query now, whoever
 // wrote it: too many simultaneous queries, no free connection, socket timeout, network
 // error, aborted, too many parts, the keeper.
-var chUnavailable = map[int32]bool{202: true, 203: true, 209: true, 210: true, 236: true, 252: true, 999: true}
+// On a cluster: no live replica of a shard (279: a Distributed query never skips a shard,
+// skip_unavailable_shards is off, so the answer is an error and not a partial sum), the keeper.
+var chUnavailable = map[int32]bool{202: true, 203: true, 209: true, 210: true, 236: true, 252: true, 999: true,
+	225: true, 279: true}
 
 // chFactTables are partitioned by month and ordered by time; the other base tables are small
 // dimension tables ordered by key.
@@ -64,9 +67,15 @@ type chStore struct {
 	conn     driver.Conn
 	database string
 	logger   *slog.Logger
+	// cluster is set in cluster mode (cluster=<name> in the URL): clickhouse_cluster.go.
+	cluster *chCluster
 }
 
 func openClickHouse(ctx context.Context, rawURL string, logger *slog.Logger) (*chStore, error) {
+	rawURL, clusterName, err := splitClusterParam(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse: clickhouse url: %w", err)
+	}
 	opts, err := clickhouse.ParseDSN(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("warehouse: clickhouse url: %w", err)
@@ -87,7 +96,7 @@ func openClickHouse(ctx context.Context, rawURL string, logger *slog.Logger) (*c
 	var ex *clickhouse.Exception
 	if errors.As(err, &ex) && ex.Code == chUnknownDatabase {
 		// Create the database through the default one, then connect again.
-		if err := createClickHouseDatabase(ctx, *opts); err != nil {
+		if err := createClickHouseDatabase(ctx, *opts, clusterName); err != nil {
 			return nil, err
 		}
 		conn, err = connectClickHouse(ctx, opts)
@@ -96,8 +105,14 @@ func openClickHouse(ctx context.Context, rawURL string, logger *slog.Logger) (*c
 		return nil, fmt.Errorf("warehouse: clickhouse at %s: %w", strings.Join(opts.Addr, ","), err)
 	}
 	s := &chStore{conn: conn, database: opts.Auth.Database, logger: logger}
+	if clusterName != "" {
+		if err := s.openCluster(ctx, clusterName, *opts); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
 	if v, err := conn.ServerVersion(); err == nil {
-		logger.Info("analytical store: clickhouse", "server", v.String(), "database", s.database)
+		logger.Info("analytical store: clickhouse", "server", v.String(), "database", s.database, "cluster", clusterName)
 	}
 	return s, nil
 }
@@ -114,7 +129,7 @@ func connectClickHouse(ctx context.Context, opts *clickhouse.Options) (driver.Co
 	return conn, nil
 }
 
-func createClickHouseDatabase(ctx context.Context, opts clickhouse.Options) error {
+func createClickHouseDatabase(ctx context.Context, opts clickhouse.Options, cluster string) error {
 	name := opts.Auth.Database
 	opts.Auth.Database = "default"
 	conn, err := connectClickHouse(ctx, &opts)
@@ -122,7 +137,11 @@ func createClickHouseDatabase(ctx context.Context, opts clickhouse.Options) erro
 		return fmt.Errorf("warehouse: clickhouse: %w", err)
 	}
 	defer conn.Close()
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+chIdent(name)); err != nil {
+	ddl := "CREATE DATABASE IF NOT EXISTS " + chIdent(name)
+	if cluster != "" {
+		ddl += " ON CLUSTER " + chIdent(cluster)
+	}
+	if err := conn.Exec(ctx, ddl); err != nil {
 		return fmt.Errorf("warehouse: create clickhouse database %s: %w", name, err)
 	}
 	return nil
@@ -135,12 +154,17 @@ func chIdent(name string) string {
 
 func (s *chStore) Dialect() string { return DialectClickHouse }
 func (s *chStore) Writer() Writer  { return (*chWriter)(s) }
-func (s *chStore) Close() error    { return s.conn.Close() }
+func (s *chStore) Close() error {
+	if s.cluster != nil {
+		s.cluster.close()
+	}
+	return s.conn.Close()
+}
 
-// chCreateTable is the DDL of one base table; it uses only syntax ClickHouse 18.16 accepts.
-func chCreateTable(t *catalog.Table) string {
+// chTableDDL is the column list and the one-server engine clause of one base table; it uses
+// only syntax ClickHouse 18.16 accepts (createTable makes them replicated on a cluster).
+func chTableDDL(t *catalog.Table) (columns, engine string) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (\n", t.Name)
 	for i, c := range t.Columns {
 		typ := chTypes[c.Type]
 		if c.Nullable {
@@ -153,23 +177,17 @@ func chCreateTable(t *catalog.Table) string {
 		fmt.Fprintf(&b, "    %s %s%s\n", c.Name, typ, sep)
 	}
 	if chFactTables[t.Name] {
-		fmt.Fprintf(&b, ") ENGINE = MergeTree() PARTITION BY toYYYYMM(%s) ORDER BY (%s, %s, %s)",
+		return b.String(), fmt.Sprintf("MergeTree() PARTITION BY toYYYYMM(%s) ORDER BY (%s, %s, %s)",
 			t.TimeColumn, catalog.TenantColumn, t.TimeColumn, t.Key)
-	} else {
-		fmt.Fprintf(&b, ") ENGINE = ReplacingMergeTree() ORDER BY (%s, %s)", catalog.TenantColumn, t.Key)
 	}
-	return b.String()
+	return b.String(), fmt.Sprintf("ReplacingMergeTree() ORDER BY (%s, %s)", catalog.TenantColumn, t.Key)
 }
 
 func (s *chStore) EnsureSchema(ctx context.Context) error {
 	for _, name := range baseTables {
-		err := s.conn.Exec(ctx, chCreateTable(base.Table(name)))
-		var ex *clickhouse.Exception
-		if errors.As(err, &ex) && ex.Code == chTableAlreadyExists {
-			err = nil // another replica created it between the check and the creation
-		}
-		if err != nil {
-			return fmt.Errorf("warehouse: create %s: %w", name, err)
+		columns, engine := chTableDDL(base.Table(name))
+		if err := s.createTable(ctx, name, columns, engine); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -189,7 +207,7 @@ func (s *chStore) Catalog(ctx context.Context) (*catalog.Catalog, error) {
 		if err := rows.Scan(&c.table, &c.name, &typ, &c.comment); err != nil {
 			return nil, fmt.Errorf("warehouse: discover diy tables: %w", err)
 		}
-		if !strings.HasPrefix(c.table, "diy_") {
+		if !strings.HasPrefix(c.table, "diy_") || s.isLocalTable(c.table) {
 			continue
 		}
 		c.typ, c.nullable, c.ok = chCatalogType(typ)
@@ -266,6 +284,11 @@ func (s *chStore) Query(ctx context.Context, sql string, args []any, opts QueryO
 	}
 	qctx = clickhouse.Context(qctx, clickhouse.WithSettings(settings))
 	res, err := s.query(qctx, cancel, sql, args, opts)
+	if err != nil && s.cluster != nil && qctx.Err() == nil && unreachable(err) {
+		// A pooled connection to a replica that went away: once more, on a new connection
+		// the driver dials to the next live address (a read is safe to repeat).
+		res, err = s.query(qctx, cancel, sql, args, opts)
+	}
 	if err != nil {
 		return nil, s.mapError(ctx, guardFired.Load(), opts, err)
 	}
@@ -372,14 +395,14 @@ func (s *chStore) mapError(ctx context.Context, guardFired bool, opts QueryOptio
 	}
 	if ex != nil && chUnavailable[ex.Code] {
 		s.logger.Warn("analytical store busy or unreachable", "dialect", DialectClickHouse, "error", err)
-		return apperr.New(apperr.KindUnavailable, "the analytical store is unavailable; retry shortly")
+		return apperr.New(apperr.KindUnavailable, "%s", s.unavailableMessage())
 	}
 	if ex != nil && opts.Untrusted != nil {
 		return authorError(ex.Message, err)
 	}
 	if ex == nil && unreachable(err) {
 		s.logger.Warn("analytical store unreachable", "dialect", DialectClickHouse, "error", err)
-		return apperr.New(apperr.KindUnavailable, "the analytical store is unavailable; retry shortly")
+		return apperr.New(apperr.KindUnavailable, "%s", s.unavailableMessage())
 	}
 	s.logger.Error("analytical query failed", "dialect", DialectClickHouse, "error", err)
 	return queryError(err)
@@ -390,13 +413,24 @@ func (s *chStore) mapError(ctx context.Context, guardFired bool, opts QueryOptio
 type chWriter chStore
 
 func (w *chWriter) insert(ctx context.Context, table string, n int, row func(i int) []any) error {
+	err := w.insertOnce(ctx, table, n, row)
+	if err != nil && w.cluster != nil && ctx.Err() == nil && unreachable(err) {
+		// The node the batch went to went away: once more through the next live one. The
+		// same rows make the same blocks, which the replicated tables store once
+		// (insert_deduplicate), should the first attempt have landed.
+		err = w.insertOnce(ctx, table, n, row)
+	}
+	return err
+}
+
+func (w *chWriter) insertOnce(ctx context.Context, table string, n int, row func(i int) []any) error {
 	if n == 0 {
 		return nil
 	}
 	t := base.Table(table)
 	batch, err := w.conn.PrepareBatch(ctx, fmt.Sprintf("INSERT INTO %s (%s)", table, strings.Join(columnNames(t), ", ")))
 	if err != nil {
-		return fmt.Errorf("warehouse: insert into %s: %w", table, err)
+		return (*chStore)(w).writeError(fmt.Errorf("warehouse: insert into %s: %w", table, err))
 	}
 	for i := 0; i < n; i++ {
 		vals := row(i)
@@ -411,7 +445,7 @@ func (w *chWriter) insert(ctx context.Context, table string, n int, row func(i i
 		}
 	}
 	if err := batch.Send(); err != nil {
-		return fmt.Errorf("warehouse: insert into %s: %w", table, err)
+		return (*chStore)(w).writeError(fmt.Errorf("warehouse: insert into %s: %w", table, err))
 	}
 	return nil
 }
@@ -470,28 +504,15 @@ func (w *chWriter) upsert(ctx context.Context, table string, n int, key func(i i
 
 // mutate runs ALTER TABLE table <command> and waits until the table has no pending
 // mutation (18.16 has no mutations_sync setting).
+// On a cluster it runs on the local tables of each shard (mutateCluster).
 func (s *chStore) mutate(ctx context.Context, table, command string) error {
+	if s.cluster != nil {
+		return s.mutateCluster(ctx, table, command)
+	}
 	if err := s.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s %s", table, command)); err != nil {
-		return fmt.Errorf("warehouse: alter %s: %w", table, err)
+		return s.writeError(fmt.Errorf("warehouse: alter %s: %w", table, err))
 	}
-	ctx, cancel := context.WithTimeout(ctx, mutationWait)
-	defer cancel()
-	for wait := 5 * time.Millisecond; ; wait = min(wait*2, 200*time.Millisecond) {
-		var pending uint64
-		err := s.conn.QueryRow(ctx, "SELECT count() FROM system.mutations WHERE database = ? AND table = ? AND is_done = 0",
-			s.database, table).Scan(&pending)
-		if err != nil {
-			return fmt.Errorf("warehouse: wait for mutation of %s: %w", table, err)
-		}
-		if pending == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("warehouse: mutation of %s not done: %w", table, ctx.Err())
-		case <-time.After(wait):
-		}
-	}
+	return waitMutations(ctx, s.conn, s.database, table)
 }
 
 func (w *chWriter) UpsertShops(ctx context.Context, rows []Shop) error {
@@ -522,6 +543,12 @@ func (w *chWriter) DeleteTenant(ctx context.Context, tenantID int64) error {
 func (w *chWriter) Analyze(ctx context.Context) error {
 	for _, table := range baseTables {
 		if chFactTables[table] {
+			continue
+		}
+		if w.cluster != nil {
+			if err := (*chStore)(w).optimizeCluster(ctx, table); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := w.conn.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL"); err != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -13,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -188,7 +187,6 @@ func (s *chStore) Collector() Collector { return (*chWriter)(s) }
 
 func (w *chWriter) EnsureCollected(ctx context.Context) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (\n", TableCollected)
 	for i, c := range collectedColumns {
 		sep := ","
 		if i == len(collectedColumns)-1 {
@@ -196,16 +194,8 @@ func (w *chWriter) EnsureCollected(ctx context.Context) error {
 		}
 		fmt.Fprintf(&b, "    %s %s%s\n", c.name, c.ch, sep)
 	}
-	fmt.Fprintf(&b, ") ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(stat_time) ORDER BY (%s)", collectedKey)
-	err := w.conn.Exec(ctx, b.String())
-	var ex *clickhouse.Exception
-	if errors.As(err, &ex) && ex.Code == chTableAlreadyExists {
-		err = nil
-	}
-	if err != nil {
-		return fmt.Errorf("warehouse: create %s: %w", TableCollected, err)
-	}
-	return nil
+	return (*chStore)(w).createTable(ctx, TableCollected, b.String(),
+		fmt.Sprintf("ReplacingMergeTree() PARTITION BY toYYYYMM(stat_time) ORDER BY (%s)", collectedKey))
 }
 
 func (w *chWriter) InsertCollected(ctx context.Context, rows []CollectedValue) (int, error) {
@@ -254,25 +244,42 @@ func (w *chWriter) insertCollectedTenant(ctx context.Context, tenant int64, rows
 	args = append(args, anySlice(shopList)...)
 	args = append(args, anySlice(metricList)...)
 	args = append(args, lo.UTC().Truncate(time.Second), hi.UTC())
-	q, err := w.conn.Query(ctx, `SELECT shop_id, metric_key, stat_time, dims_key FROM `+TableCollected+`
-		WHERE i_tenant_id = ? AND shop_id IN (`+placeholders(len(shopList))+`) AND metric_key IN (`+placeholders(len(metricList))+`)
-		AND stat_time >= ? AND stat_time <= ?`, args...)
-	if err != nil {
-		return 0, fmt.Errorf("warehouse: read keys of %s: %w", TableCollected, err)
+	keysSQL := func(table string) string {
+		return `SELECT shop_id, metric_key, stat_time, dims_key FROM ` + table + `
+		WHERE i_tenant_id = ? AND shop_id IN (` + placeholders(len(shopList)) + `) AND metric_key IN (` + placeholders(len(metricList)) + `)
+		AND stat_time >= ? AND stat_time <= ?`
 	}
-	for q.Next() {
+	scan := func(q driver.Rows) error {
 		k := collectedKeyT{tenant: tenant}
 		var at time.Time
 		if err := q.Scan(&k.shop, &k.metric, &at, &k.dims); err != nil {
-			q.Close()
-			return 0, fmt.Errorf("warehouse: read keys of %s: %w", TableCollected, err)
+			return fmt.Errorf("warehouse: read keys of %s: %w", TableCollected, err)
 		}
 		k.at = at.Unix()
 		existing[k] = true
+		return nil
 	}
-	q.Close()
-	if err := q.Err(); err != nil {
-		return 0, fmt.Errorf("warehouse: read keys of %s: %w", TableCollected, err)
+	if w.cluster != nil {
+		// Every live replica's own table: a value another process stored on one replica
+		// and the cluster has not copied to the other yet is found all the same.
+		if err := (*chStore)(w).clusterKeys(ctx, keysSQL(TableCollected+LocalSuffix), args, scan); err != nil {
+			return 0, err
+		}
+	} else {
+		q, err := w.conn.Query(ctx, keysSQL(TableCollected), args...)
+		if err != nil {
+			return 0, (*chStore)(w).writeError(fmt.Errorf("warehouse: read keys of %s: %w", TableCollected, err))
+		}
+		for q.Next() {
+			if err := scan(q); err != nil {
+				q.Close()
+				return 0, err
+			}
+		}
+		q.Close()
+		if err := q.Err(); err != nil {
+			return 0, (*chStore)(w).writeError(fmt.Errorf("warehouse: read keys of %s: %w", TableCollected, err))
+		}
 	}
 	names := make([]string, len(collectedColumns))
 	for i, c := range collectedColumns {
@@ -280,7 +287,7 @@ func (w *chWriter) insertCollectedTenant(ctx context.Context, tenant int64, rows
 	}
 	batch, err := w.conn.PrepareBatch(ctx, fmt.Sprintf("INSERT INTO %s (%s)", TableCollected, strings.Join(names, ", ")))
 	if err != nil {
-		return 0, fmt.Errorf("warehouse: insert into %s: %w", TableCollected, err)
+		return 0, (*chStore)(w).writeError(fmt.Errorf("warehouse: insert into %s: %w", TableCollected, err))
 	}
 	n := 0
 	for _, i := range idx {
@@ -300,7 +307,7 @@ func (w *chWriter) insertCollectedTenant(ctx context.Context, tenant int64, rows
 		return 0, nil
 	}
 	if err := batch.Send(); err != nil {
-		return 0, fmt.Errorf("warehouse: insert into %s: %w", TableCollected, err)
+		return 0, (*chStore)(w).writeError(fmt.Errorf("warehouse: insert into %s: %w", TableCollected, err))
 	}
 	return n, nil
 }

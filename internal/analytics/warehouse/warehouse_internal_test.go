@@ -77,20 +77,41 @@ func TestPostgresDDL(t *testing.T) {
 }
 
 func TestClickHouseDDL(t *testing.T) {
-	orders := chCreateTable(catalog.Base().Table(TableOrders))
+	cols, engine := chTableDDL(catalog.Base().Table(TableOrders))
 	for _, want := range []string{
-		"CREATE TABLE IF NOT EXISTS basic_orders (",
 		"    paid_at Nullable(DateTime('UTC')),",
 		"    ordered_at DateTime('UTC'),",
-		") ENGINE = MergeTree() PARTITION BY toYYYYMM(ordered_at) ORDER BY (i_tenant_id, ordered_at, order_id)",
 	} {
-		if !strings.Contains(orders, want) {
-			t.Errorf("orders DDL lacks %q\n%s", want, orders)
+		if !strings.Contains(cols, want) {
+			t.Errorf("orders columns lack %q\n%s", want, cols)
 		}
 	}
-	goods := chCreateTable(catalog.Base().Table(TableGoods))
-	if !strings.Contains(goods, "is_virtual UInt8,") || !strings.HasSuffix(goods, ") ENGINE = ReplacingMergeTree() ORDER BY (i_tenant_id, goods_id)") {
-		t.Errorf("goods DDL:\n%s", goods)
+	if want := "MergeTree() PARTITION BY toYYYYMM(ordered_at) ORDER BY (i_tenant_id, ordered_at, order_id)"; engine != want {
+		t.Errorf("orders engine %q, want %q", engine, want)
+	}
+	if got, want := replicatedEngine(engine, "shop", "basic_orders_local"),
+		"ReplicatedMergeTree('/clickhouse/tables/{shard}/shop/basic_orders_local', '{replica}') PARTITION BY toYYYYMM(ordered_at) ORDER BY (i_tenant_id, ordered_at, order_id)"; got != want {
+		t.Errorf("replicated engine %q, want %q", got, want)
+	}
+	cols, engine = chTableDDL(catalog.Base().Table(TableGoods))
+	if !strings.Contains(cols, "is_virtual UInt8,") || engine != "ReplacingMergeTree() ORDER BY (i_tenant_id, goods_id)" {
+		t.Errorf("goods DDL:\n%s\n%s", cols, engine)
+	}
+	if got := replicatedEngine(engine, "shop", "basic_goods_local"); got != "ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/shop/basic_goods_local', '{replica}') ORDER BY (i_tenant_id, goods_id)" {
+		t.Errorf("replicated goods engine %q", got)
+	}
+}
+
+func TestSplitClusterParam(t *testing.T) {
+	u, name, err := splitClusterParam("clickhouse://a:9101,b:9102/shop?dial_timeout=5s&cluster=shopmind")
+	if err != nil || name != "shopmind" || u != "clickhouse://a:9101,b:9102/shop?dial_timeout=5s" {
+		t.Errorf("got %q %q %v", u, name, err)
+	}
+	if u, name, err := splitClusterParam("clickhouse://a:9000/shop"); err != nil || name != "" || u != "clickhouse://a:9000/shop" {
+		t.Errorf("no cluster: got %q %q %v", u, name, err)
+	}
+	if _, _, err := splitClusterParam("clickhouse://a:9000/shop?cluster=x%60y"); err == nil {
+		t.Error("a cluster name with a back quote was accepted")
 	}
 }
 

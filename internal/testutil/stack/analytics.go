@@ -6,6 +6,7 @@ import (
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/app"
+	"github.com/shopmind/shopmind/internal/testutil/tier"
 )
 
 // StartAnalytics runs the platform (Start) with its analytical store in dialect:
@@ -18,6 +19,7 @@ func StartAnalytics(t testing.TB, dialect string, opts ...Option) (*Stack, *ware
 		db := warehousetest.ClickHouse(t)
 		return Start(t, append([]Option{func(c *app.Config) { c.Analytics.URL = db.URL }}, opts...)...), db
 	}
-	s := Start(t, opts...)
+	tier.Needs(t, "the platform (stack)")
+	s := StartOn(t, NewDatabase(t), opts...) // PostgreSQL whatever SHOPMIND_TEST_ANALYTICS says
 	return s, warehousetest.OnPool(t, s.DB.Pool)
 }

@@ -33,6 +33,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	tenantv1 "github.com/shopmind/shopmind/gen/go/shopmind/tenant/v1"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/analytics/warehouse/warehousetest"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/postgres"
@@ -67,10 +69,17 @@ type Stack struct {
 // Option adjusts the configuration before start.
 type Option func(*app.Config)
 
-// Start runs the platform on a fresh database until the test ends.
+// Start runs the platform on a fresh database until the test ends. With
+// SHOPMIND_TEST_ANALYTICS=clickhouse its analytical store is a fresh ClickHouse database
+// (on the cluster too, with SHOPMIND_TEST_CLICKHOUSE_CLUSTER: make test-ch-cluster runs the
+// chat's tests so) unless an option sets another.
 func Start(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
 	tier.Needs(t, "the platform (stack)")
+	if os.Getenv("SHOPMIND_TEST_ANALYTICS") == warehouse.DialectClickHouse {
+		db := warehousetest.ClickHouse(t)
+		opts = append([]Option{func(c *app.Config) { c.Analytics.URL = db.URL }}, opts...)
+	}
 	return StartOn(t, NewDatabase(t), opts...)
 }
 

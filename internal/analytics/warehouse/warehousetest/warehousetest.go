@@ -3,6 +3,10 @@
 // database shopmind_test_<random> on SHOPMIND_TEST_CLICKHOUSE_URL, dropped when the test
 // ends). Without a reachable ClickHouse the ClickHouse tests skip, unless CI is set: then
 // they fail.
+//
+// With SHOPMIND_TEST_CLICKHOUSE_CLUSTER=<name> (make test-ch-cluster) the ClickHouse store is
+// in cluster mode on that cluster: the database is created and dropped ON CLUSTER, and the
+// store's tables are Distributed over ReplicatedMergeTree (WAREHOUSE.md, "Cluster mode").
 package warehousetest
 
 import (
@@ -34,6 +38,9 @@ func ClickHouseURL() string {
 	return cmp.Or(os.Getenv("SHOPMIND_TEST_CLICKHOUSE_URL"), DefaultClickHouseURL)
 }
 
+// ClickHouseCluster is the cluster of the ClickHouse tests ("" for one server).
+func ClickHouseCluster() string { return os.Getenv("SHOPMIND_TEST_CLICKHOUSE_CLUSTER") }
+
 // DB is one test's store and what the test needs to speak its dialect.
 type DB struct {
 	Store warehouse.Store
@@ -44,6 +51,20 @@ type DB struct {
 	URL string
 	// Pool is the PostgreSQL database's pool (nil for ClickHouse).
 	Pool *pgxpool.Pool
+}
+
+// DriverURL is URL without ShopMind's own cluster parameter, for a test's own
+// clickhouse-go connection (the driver would send the parameter to the server as a
+// setting).
+func (d *DB) DriverURL() string {
+	u, err := url.Parse(d.URL)
+	if err != nil {
+		return d.URL
+	}
+	q := u.Query()
+	q.Del("cluster")
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // P is the dialect's n-th placeholder ($n or ?).
@@ -104,18 +125,22 @@ func ClickHouse(t testing.TB) *DB {
 		t.Skip(msg)
 	}
 	name := "shopmind_test_" + randomHex(6)
-	if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	onCluster := ""
+	if c := ClickHouseCluster(); c != "" {
+		onCluster = " ON CLUSTER " + c
+	}
+	if err := admin.Exec(ctx, "CREATE DATABASE "+name+onCluster); err != nil {
 		t.Fatalf("warehousetest: create database: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+		if err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+onCluster); err != nil {
 			t.Logf("warehousetest: drop %s: %v", name, err)
 		}
 		admin.Close()
 	})
-	dbURL := withDatabase(serverURL, name)
+	dbURL := withDatabase(serverURL, name, ClickHouseCluster())
 	store, err := warehouse.Open(ctx, dbURL, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("warehousetest: open clickhouse store: %v", err)
@@ -142,12 +167,17 @@ func Each(t *testing.T, f func(t *testing.T, db *DB)) {
 	t.Run("clickhouse", func(t *testing.T) { f(t, ClickHouse(t)) })
 }
 
-func withDatabase(serverURL, name string) string {
+func withDatabase(serverURL, name, cluster string) string {
 	u, err := url.Parse(serverURL)
 	if err != nil {
 		panic(err)
 	}
 	u.Path = "/" + name
+	if cluster != "" {
+		q := u.Query()
+		q.Set("cluster", cluster)
+		u.RawQuery = q.Encode()
+	}
 	return u.String()
 }
 
