@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	"github.com/shopmind/shopmind/internal/analytics/demodata"
 	"github.com/shopmind/shopmind/internal/service"
 )
@@ -42,17 +43,16 @@ func (st *registration) seed(ctx context.Context, deps service.Deps) error {
 		}
 		loaded = stats.Orders
 	}
-	ids := map[string]int64{}
-	for _, m := range demodata.Metrics() {
+	created, err := demodata.StandardMetrics(func(m *analysisv1.Metric) (int64, error) {
 		rec, err := st.metrics.create(ctx, tenantID, m)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		ids[m.GetName()] = rec.ID
-	}
-	if _, err := st.metrics.create(ctx, tenantID, demodata.AverageOrderValue(ids["gmv"], ids["order_count"])); err != nil {
+		return rec.ID, nil
+	})
+	if err != nil {
 		return err
 	}
-	deps.Logger.Info("demo data loaded", "tenant", "demo", "orders", loaded, "metrics", len(ids)+1)
+	deps.Logger.Info("demo data loaded", "tenant", "demo", "orders", loaded, "metrics", len(created))
 	return nil
 }
