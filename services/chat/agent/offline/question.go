@@ -41,7 +41,8 @@ type Question struct {
 // builtinTerms are words for the demo metric names, used when the tenant has a metric of
 // that name (its own display name and synonyms are always used).
 var builtinTerms = map[string][]string{
-	"gmv": {"gmv", "sales", "revenue", "turnover", "gross merchandise value", "sales amount", "销售额", "成交额", "营业额",
+	"gmv": {"gmv", "sales", "revenue", "turnover", "sell", "sold", "selling", "earn", "earned", "made", "takings", "income",
+		"卖了多少", "卖得", "卖的", "收入", "流水", "gross merchandise value", "sales amount", "销售额", "成交额", "营业额",
 		"交易额", "销售金额", "成交金额", "营收", "业绩", "卖了多少钱"},
 	"order_count": {"orders", "order count", "number of orders", "order volume", "how many orders", "订单数", "订单量",
 		"单量", "订单", "下单数", "多少单"},
@@ -50,6 +51,13 @@ var builtinTerms = map[string][]string{
 	"line_amount": {"line amount", "goods sales", "product sales", "line sales", "商品销售额", "商品金额", "商品成交额"},
 	"buyers": {"buyers", "customers", "number of buyers", "number of customers", "shoppers", "买家数", "客户数", "买家",
 		"客户", "顾客", "购买人数", "下单人数"},
+	"refunded_orders": {"refunded orders", "refunds", "refund count", "number of refunds", "orders refunded", "refunded",
+		"退款订单", "退款单", "退款笔数", "退款的订单", "退款单数", "退款数", "退款"},
+	"refund_amount": {"refund amount", "refunded amount", "amount refunded", "money refunded", "refund value", "value of refunds",
+		"退款金额", "退款额", "退了多少钱", "退款总额"},
+	"refund_rate": {"refund rate", "return rate", "refund ratio", "rate of refunds", "退款率", "退货率", "退款比例"},
+	"cancelled_orders": {"cancelled orders", "canceled orders", "cancellations", "cancelled", "canceled", "cancel",
+		"取消订单", "取消的订单", "取消单", "取消"},
 	"avg_order_value": {"average order value", "avg order value", "aov", "basket size", "客单价", "平均订单金额", "平均客单价"},
 }
 
