@@ -362,7 +362,7 @@ func evalCases(g *gold) []evalCase {
 			evalCase{q: sh.zh + "上个月退款订单数", want: val("refunded_orders", shopW(sh.label), lastMonth)},
 			evalCase{q: "Units sold by " + sh.en + " in October", want: val("units_sold", shopW(sh.label), october)},
 			evalCase{q: sh.zh + "10月的销量", want: val("units_sold", shopW(sh.label), october)},
-			evalCase{q: "Top 3 products of " + sh.en + " last month", want: topN("line_amount", "goods", shopW(sh.label), lastMonth, 3)},
+			evalCase{q: "Top 3 products of " + sh.en + " by sales last month", want: topN("line_amount", "goods", shopW(sh.label), lastMonth, 3)},
 			evalCase{q: sh.zh + "上个月销售额前三的商品", want: topN("line_amount", "goods", shopW(sh.label), lastMonth, 3)},
 			evalCase{q: "GMV of " + sh.en + " last quarter", want: val("gmv", shopW(sh.label), lastQ)},
 			evalCase{q: sh.zh + "上季度的成交额", want: val("gmv", shopW(sh.label), lastQ)},

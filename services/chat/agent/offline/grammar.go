@@ -42,6 +42,25 @@ var platformAliases = map[string][]string{
 	"pdd": {"pdd", "拼多多", "pinduoduo"}, "douyin": {"douyin", "抖音", "tiktok"}, "kuaishou": {"kuaishou", "快手"},
 }
 
+// weakTerms name sales only when no other metric is named ("sold" in "units sold").
+var weakTerms = map[string]bool{"sell": true, "sold": true, "selling": true, "卖得": true, "卖的": true, "made": true}
+
+// grammarWords are never a member's distinctive part alone ("trend" is a series, "daily" a grain).
+var grammarWords = func() map[string]bool {
+	out := map[string]bool{}
+	for _, ts := range []map[string][]string{granularityTerms, dimensionTerms, builtinTerms} {
+		for _, terms := range ts {
+			for _, t := range terms {
+				out[t] = true
+			}
+		}
+	}
+	for _, w := range []string{"daily", "weekly", "monthly", "best", "top", "total", "average", "growth", "share", "refund", "orders"} {
+		out[w] = true
+	}
+	return out
+}()
+
 var genericWords = map[string]bool{"store": true, "shop": true, "flagship": true, "official": true, "group": true, "the": true,
 	"and": true, "of": true, "specialty": true, "outlet": true, "online": true, "new": true}
 
@@ -98,7 +117,7 @@ func NewLexicon(metrics []agent.MetricInfo, members map[string][]plan.Member) *L
 				add(strings.Join(words, " "), dim, m, 1)
 			}
 			for _, w := range words {
-				if len(w) >= 4 {
+				if len(w) >= 4 && !grammarWords[w] {
 					add(w, dim, m, 1)
 				}
 			}
@@ -232,6 +251,7 @@ var (
 	perGroupRE = regexp.MustCompile(`(?:in|within|for|of) each (shop|store|platform|channel|category)|(?:per|by) (shop|store|platform|channel|category)\b.*\btop\b|每个(店铺|平台|类目|渠道|门店)|各(店铺|平台|类目|渠道|门店)(?:的|各自)?(?:前|top|最)`)
 	followRE   = regexp.MustCompile(`^(?:and|what about|how about|only|just|same for|same but|now|instead|then|also|but|ok|okay)\b|\binstead\b|^(?:那|那么|只看|仅看|只要|改成|换成|改为|换为|再看|如果|同样|还有)|呢\s*[？?]?\s*$|^(?:by|in|for|per)\b`)
 	exclRE     = regexp.MustCompile(`(?:除了|除去|除)(.{1,60}?)(?:之外|以外|外)|(?:不含|不包括|不算|排除|剔除|去掉|去除)(.{1,40}?)(?:[，,。？?的]|$)|\b(?:except(?: for)?|excluding|exclude|other than|apart from|but not|not including|without)\s+(.{1,60}?)(?:[,.?;]|$|\s+(?:in|for|during|by|last|this|over|on|from)\b)`)
+	splitRE    = regexp.MustCompile(`\b(?:by|per|each|every|across|breakdown)\b|各|每|按|分`)
 	allRE      = regexp.MustCompile(`\ball (?:shops|stores|platforms|categories)\b|所有(?:店铺|平台|类目)|全部(?:店铺|平台|类目)|不限`)
 	dimOrder   = []string{"shop", "platform", "category", "goods", "staff", "status"}
 	dimPlural  = map[string]string{"store": "shop", "channel": "platform", "店铺": "shop", "门店": "shop", "平台": "platform", "渠道": "platform", "类目": "category"}
@@ -306,12 +326,10 @@ func ParsePlan(text string, history []agent.Message, now time.Time, lx *Lexicon)
 }
 
 func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
-	q := ParseQuestion(text, now, lx.Metrics, nil)
-	out := Parsed{Question: q}
 	t := strings.ToLower(agent.NormalizeText(text))
 	masked := make([]bool, len(t))
 	// the period and a second one ("October vs September")
-	var cmp *period.Period
+	var cmp, asked *period.Period
 	if p1, span, ok := period.Parse(t, now); ok {
 		mask(masked, span[0], span[1])
 		rest := []byte(t)
@@ -321,17 +339,40 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		if p2, span2, ok2 := period.Parse(string(rest), now); ok2 {
 			mask(masked, span2[0], span2[1])
 			if span2[0] > span[0] {
-				cmp = &p2
+				asked, cmp = &p1, &p2
 			} else {
-				cmp, p1 = &p1, p2
-				q.Period = p2
+				asked, cmp = &p2, &p1
 			}
 		}
-		_ = p1
 	}
-	// metric words are masked too (so "Home" in a metric name is not a shop)
+	// members first (their names hold words such as "trend" or "home"), then the rest of
+	// the question without them
+	hits := lx.findMembers(t, make([]bool, len(t)))
+	rest := []byte(t)
+	for _, h := range hits {
+		mask(masked, h.start, h.end)
+		for k := h.start; k < h.end; k++ {
+			rest[k] = ' '
+		}
+	}
+	q := ParseQuestion(string(rest), now, lx.Metrics, nil)
+	q.Text, q.ZH = text, agent.HasHan(text)
+	if asked != nil { // the period named first is the one asked about
+		q.Period = *asked
+	}
+	q.Metrics = dropOrderCount(q.Metrics)
+	if len(q.Metrics) > 1 && weakTerms[q.Terms["gmv"]] { // "sold the least units": units, not sales
+		var ms []string
+		for _, m := range q.Metrics {
+			if m != "gmv" {
+				ms = append(ms, m)
+			}
+		}
+		q.Metrics = ms
+	}
+	out := Parsed{Question: q}
+	// metric words are masked too (so a metric's words are no dimension)
 	_, _ = matchTerms(t, masked, metricRefs(lx.Metrics))
-	hits := lx.findMembers(t, masked)
 	for _, loc := range exclRE.FindAllStringSubmatchIndex(t, -1) {
 		for k := range hits {
 			if hits[k].start >= loc[0] && hits[k].end <= loc[1] {
@@ -379,10 +420,11 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 	}
 	// a dimension that only names the filter's members ("sales of the Trend shop") does not split
 	var split []string
+	splitWords := splitRE.MatchString(t) || rankRE.MatchString(t) || shareRE.MatchString(t) || growthRE.MatchString(t) || q.TopN > 0
 	for _, d := range dims {
 		filtered := false
 		for _, f := range p.Filters {
-			filtered = filtered || f.Dimension == d && !f.Exclude
+			filtered = filtered || f.Dimension == d && (!f.Exclude || !splitWords)
 		}
 		if !filtered && !contains(split, d) {
 			split = append(split, d)
@@ -557,8 +599,11 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		out.Plan, out.FollowUp, out.Advanced = &np, true, true
 		return out
 	}
+	if len(p.Metrics) == 0 && (growth || why) && metricNamed(lx.Metrics, "gmv") {
+		p.Metrics = []string{"gmv"} // "which category grew fastest": sales growth
+	}
 	if len(p.Metrics) == 0 {
-		if ranking && len(p.Dimensions) > 0 || len(p.Filters) > 0 || growth || why {
+		if ranking && len(p.Dimensions) > 0 || len(p.Filters) > 0 {
 			out.Clarify = metricQuestion(lx.Metrics, q.ZH)
 		}
 		return out
@@ -567,9 +612,35 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		p.Condition.Metric = p.Metrics[0]
 	}
 	out.Plan = &p
-	out.Advanced = len(p.Filters) > 0 || p.Analysis != plan.Value && p.Analysis != plan.Breakdown && p.Analysis != plan.Trend ||
-		p.Compare != "" || p.PeriodKind == "quarter" || p.PeriodKind == "qtd" || p.PeriodKind == "half" || len(p.Dimensions) > 1 ||
-		p.Analysis == plan.Breakdown && q.Dimension == ""
+	out.Advanced = true
+	return out
+}
+
+func metricNamed(ms []agent.MetricInfo, name string) bool {
+	for _, m := range ms {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// dropOrderCount leaves out order_count when a refund or cancellation metric was named:
+// "orders were refunded" asks for refunded orders, not for orders too.
+func dropOrderCount(ms []string) []string {
+	special := false
+	for _, m := range ms {
+		special = special || m == "refunded_orders" || m == "cancelled_orders" || m == "refund_rate" || m == "refund_amount"
+	}
+	if !special {
+		return ms
+	}
+	var out []string
+	for _, m := range ms {
+		if m != "order_count" && m != "gmv" {
+			out = append(out, m)
+		}
+	}
 	return out
 }
 

@@ -234,7 +234,7 @@ var periodRules = []periodRule{
 		s := QuarterStart(t).AddDate(0, -3, 0)
 		return Period{Start: s, End: s.AddDate(0, 3, 0), Kind: "quarter"}
 	})},
-	{regexp.MustCompile(`(?:(\d{4})\s*年?\s*)?(?:\bq([1-4])\b|第?([1-4一二三四])\s*季度?(?:\D|$))(?:\s*(?:of\s+)?(\d{4}))?`), func(m []string, today time.Time) (Period, bool) {
+	{regexp.MustCompile(`(?:(\d{4})\s*年?\s*)?(?:\bq([1-4])\b|第?([1-4一二三四])\s*季度?)(?:\s*(?:of\s+)?(\d{4}))?`), func(m []string, today time.Time) (Period, bool) {
 		qs := m[2]
 		if qs == "" {
 			qs = m[3]
