@@ -217,7 +217,7 @@ func TestAnalystEvaluation(t *testing.T) {
 			passed++
 			continue
 		}
-		failures = append(failures, fmt.Sprintf("%3d. %q (after %q)\n     missing %q\n     answer: %.600s", i+1, c.q, c.follow, missing, strings.ReplaceAll(text, "\n", " ⏎ ")))
+		failures = append(failures, fmt.Sprintf("%3d. %q (after %q)\n     missing %q\n     answer: %.900s", i+1, c.q, c.follow, missing, strings.ReplaceAll(text, "\n", " ⏎ ")))
 	}
 	score := float64(passed) / float64(len(cases)) * 100
 	t.Logf("analyst evaluation: %d of %d questions right (%.1f%%)", passed, len(cases), score)
@@ -257,5 +257,34 @@ func askText(t *testing.T, s *stack.Stack, token, question, conv string) string 
 	}
 	b, _ := json.Marshal(body)
 	_, events := stream(t, s, "/api/v2/chat/message", string(b), token)
-	return textOf(t, events)
+	return textOf(t, events) + "\n" + vizText(events)
+}
+
+// vizText writes the rows of the answer's tables and charts as a merchant reads them:
+// names as they are, numbers as amounts and as counts.
+func vizText(events []map[string]any) string {
+	var b strings.Builder
+	for _, ev := range events {
+		if ev["type"] != "visualization" {
+			continue
+		}
+		rows, _ := ev["rows"].([]any)
+		for _, r := range rows {
+			cells, _ := r.([]any)
+			for _, c := range cells {
+				switch v := c.(type) {
+				case string:
+					b.WriteString(v)
+				case float64:
+					b.WriteString(fmtMoney(v))
+					if v == math.Trunc(v) {
+						b.WriteString(" " + fmtCount(v))
+					}
+				}
+				b.WriteString(" | ")
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }

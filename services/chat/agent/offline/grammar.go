@@ -164,10 +164,10 @@ const memberTTL = 5 * time.Minute
 func LoadMembers(ctx context.Context, a agent.Analytics, metrics []agent.MetricInfo, now time.Time) (map[string][]plan.Member, error) {
 	var orderM, lineM string
 	for _, m := range metrics {
-		if m.Additive && m.Grain == agent.GrainOrder && orderM == "" {
+		if m.Additive && m.Grain == agent.GrainOrder && (orderM == "" || m.Name == "order_count") {
 			orderM = m.Name
 		}
-		if m.Additive && m.Grain == agent.GrainLine && lineM == "" {
+		if m.Additive && m.Grain == agent.GrainLine && (lineM == "" || m.Name == "line_amount") {
 			lineM = m.Name
 		}
 	}
@@ -612,7 +612,15 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		p.Condition.Metric = p.Metrics[0]
 	}
 	out.Plan = &p
-	out.Advanced = true
+	rate := false
+	for _, m := range p.Metrics {
+		rate = rate || strings.HasSuffix(m, "_rate")
+	}
+	classic := p.Analysis == plan.Value || p.Analysis == plan.Breakdown || p.Analysis == plan.Trend ||
+		p.Analysis == plan.Ranking && p.Order != "asc" && !p.PerGroup
+	out.Advanced = len(p.Filters) > 0 || !classic ||
+		p.Compare != "" || p.PeriodKind == "quarter" || p.PeriodKind == "qtd" || p.PeriodKind == "half" || len(p.Dimensions) > 1 ||
+		p.Analysis == plan.Breakdown && q.Dimension == "" || rate
 	return out
 }
 
