@@ -27,6 +27,7 @@ type Lexicon struct {
 	// Members by dimension (shop, platform, category, goods).
 	Members map[string][]plan.Member
 	terms   []memberTerm
+	refs    []termRef // the metric words, longest first
 }
 
 type memberTerm struct {
@@ -70,7 +71,8 @@ var genericSuffixes = []string{"旗舰店", "专营店", "自营店", "专卖店
 // English names, and (shops, categories) its distinctive parts, so "Trend Apparel" and
 // "潮流服饰" find "潮流服饰旗舰店 Trend Apparel Flagship".
 func NewLexicon(metrics []agent.MetricInfo, members map[string][]plan.Member) *Lexicon {
-	lx := &Lexicon{Metrics: metrics, Members: members}
+	lx := &Lexicon{Metrics: metrics, Members: members, refs: metricRefs(metrics)}
+	sort.SliceStable(lx.refs, func(i, j int) bool { return len(lx.refs[i].term) > len(lx.refs[j].term) })
 	add := func(term, dim string, m plan.Member, score int) {
 		term = strings.TrimSpace(strings.ToLower(agent.FoldText(term)))
 		if len([]rune(term)) < 2 {
@@ -238,23 +240,23 @@ type Parsed struct {
 }
 
 var (
-	whyRE      = regexp.MustCompile(`\bwhy\b|what (?:drove|caused|explains|is behind)|\bdrivers?\b|\bcontribut\w*|为什么|为何|原因|什么导致|归因|驱动|贡献`)
-	growthRE   = regexp.MustCompile(`\bgrew\b|\bgrow\w*|\bgrowth\b|fastest|increased? (?:the )?most|biggest (?:increase|gain|drop|decline|fall)|declin\w* (?:the )?most|dropped (?:the )?most|fell (?:the )?most|shr[ua]nk|增长最快|增速|涨幅|增长最多|增长最大|增幅|下降最多|下滑最多|跌幅|降幅|减少最多|下降最快`)
-	downRE     = regexp.MustCompile(`declin|\bdrop|\bfell\b|\bfall|shr[ua]nk|decreas|下降|下滑|跌|减少|降幅`)
-	shareRE    = regexp.MustCompile(`\bshare\b|proportion|percentage|\bpercent\b|% of|\bsplit\b|\bmix\b|占比|比例|比重|份额|构成`)
-	compareRE  = regexp.MustCompile(`\bvs\.?\b|versus|compar|对比|比较|相比|环比|同比|year over year|\byoy\b|\bmom\b|month over month|same period last year|去年同期|\bthan\b|\bagainst\b|change[ds]? (?:from|since|on)|比上|较上`)
-	yoyRE      = regexp.MustCompile(`同比|year over year|\byoy\b|same period last year|去年同期|a year (?:ago|earlier)|last year's|vs\.? last year|compared (?:to|with) last year|比去年`)
-	ascRE      = regexp.MustCompile(`lowest|\bleast\b|\bworst\b|\bbottom\b|smallest|fewest|weakest|poorest|最低|最少|最差|垫底|倒数|最小|最弱|最不`)
-	rankRE     = regexp.MustCompile(`highest|\bmost\b|\bbest\b|\btop\b|largest|biggest|leading|strongest|\brank|最高|最多|最好|最大|最强|排名|排行|前\s*\d|前[一二三四五六七八九十]|哪个|哪家|哪款|哪类|哪一|哪些|\bwhich\b|\bwho\b|lowest|\bleast\b|\bworst\b|\bbottom\b|smallest|fewest|最低|最少|最差|垫底|倒数`)
-	listRE     = regexp.MustCompile(`(above|over|more than|greater than|at least|exceed\w*|below|under|less than|fewer than|at most|大于|超过|高于|多于|不低于|至少|小于|低于|少于|不足|不到|不超过)\s*(?:¥|￥|\$)?\s*(\d+(?:\.\d+)?)\s*(%|万|k\b|千)?`)
-	zeroRE     = regexp.MustCompile(`\bno (?:sales|orders)\b|没有(?:销售|订单|卖出)|零销售|没卖出`)
-	perGroupRE = regexp.MustCompile(`(?:in|within|for|of) each (shop|store|platform|channel|category)|(?:per|by) (shop|store|platform|channel|category)\b.*\btop\b|每个(店铺|平台|类目|渠道|门店)|各(店铺|平台|类目|渠道|门店)(?:的|各自)?(?:前|top|最)`)
-	followRE   = regexp.MustCompile(`^(?:and|what about|how about|only|just|same for|same but|now|instead|then|also|but|ok|okay)\b|\binstead\b|^(?:那|那么|只看|仅看|只要|改成|换成|改为|换为|再看|如果|同样|还有)|呢\s*[？?]?\s*$|^(?:by|in|for|per)\b`)
-	exclRE     = regexp.MustCompile(`(?:除了|除去|除)(.{1,60}?)(?:之外|以外|外)|(?:不含|不包括|不算|排除|剔除|去掉|去除)(.{1,40}?)(?:[，,。？?的]|$)|\b(?:except(?: for)?|excluding|exclude|other than|apart from|but not|not including|without)\s+(.{1,60}?)(?:[,.?;]|$|\s+(?:in|for|during|by|last|this|over|on|from)\b)`)
-	splitRE    = regexp.MustCompile(`\b(?:by|per|each|every|across|breakdown)\b|各|每|按|分`)
-	allRE      = regexp.MustCompile(`\ball (?:shops|stores|platforms|categories)\b|所有(?:店铺|平台|类目)|全部(?:店铺|平台|类目)|不限`)
-	dimOrder   = []string{"shop", "platform", "category", "goods", "staff", "status"}
-	dimPlural  = map[string]string{"store": "shop", "channel": "platform", "店铺": "shop", "门店": "shop", "平台": "platform", "渠道": "platform", "类目": "category"}
+	whyRE          = regexp.MustCompile(`\bwhy\b|what (?:drove|caused|explains|is behind)|\bdrivers?\b|\bcontribut\w*|为什么|为何|原因|什么导致|归因|驱动|贡献`)
+	growthRE       = regexp.MustCompile(`\bgrew\b|\bgrow\w*|\bgrowth\b|fastest|increased? (?:the )?most|biggest (?:increase|gain|drop|decline|fall)|declin\w* (?:the )?most|dropped (?:the )?most|fell (?:the )?most|shr[ua]nk|增长最快|增速|涨幅|增长最多|增长最大|增幅|下降最多|下滑最多|跌幅|降幅|减少最多|下降最快`)
+	downRE         = regexp.MustCompile(`declin|\bdrop|\bfell\b|\bfall|shr[ua]nk|decreas|下降|下滑|跌|减少|降幅`)
+	shareRE        = regexp.MustCompile(`\bshare\b|proportion|percentage|\bpercent\b|% of|\bsplit\b|\bmix\b|占比|比例|比重|份额|构成`)
+	compareRE      = regexp.MustCompile(`\bvs\.?\b|versus|compar|对比|比较|相比|环比|同比|year over year|\byoy\b|\bmom\b|month over month|same period last year|去年同期|\bthan\b|\bagainst\b|change[ds]? (?:from|since|on)|比上|较上`)
+	yoyRE          = regexp.MustCompile(`同比|year over year|\byoy\b|same period last year|去年同期|a year (?:ago|earlier)|last year's|vs\.? last year|compared (?:to|with) last year|比去年`)
+	ascRE          = regexp.MustCompile(`lowest|\bleast\b|\bworst\b|\bbottom\b|smallest|fewest|weakest|poorest|最低|最少|最差|垫底|倒数|最小|最弱|最不`)
+	rankRE         = regexp.MustCompile(`highest|\bmost\b|\bbest\b|\btop\b|largest|biggest|leading|strongest|\brank|最高|最多|最好|最大|最强|排名|排行|前\s*\d|前[一二三四五六七八九十]|哪个|哪家|哪款|哪类|哪一|哪些|\bwhich\b|\bwho\b|lowest|\bleast\b|\bworst\b|\bbottom\b|smallest|fewest|最低|最少|最差|垫底|倒数`)
+	listRE         = regexp.MustCompile(`(above|over|more than|greater than|at least|exceed\w*|below|under|less than|fewer than|at most|大于|超过|高于|多于|不低于|至少|小于|低于|少于|不足|不到|不超过)\s*(?:¥|￥|\$)?\s*(\d+(?:\.\d+)?)\s*(%|万|k\b|千)?`)
+	zeroRE         = regexp.MustCompile(`\bno (?:sales|orders)\b|没有(?:销售|订单|卖出)|零销售|没卖出`)
+	perGroupRE     = regexp.MustCompile(`(?:in|within|for|of) each (shop|store|platform|channel|category)|(?:per|by) (shop|store|platform|channel|category)\b.*\btop\b|每个(店铺|平台|类目|渠道|门店)|各(店铺|平台|类目|渠道|门店)(?:的|各自)?(?:前|top|最)`)
+	followRE       = regexp.MustCompile(`^(?:and|what about|how about|only|just|same for|same but|now|instead|then|also|but|ok|okay)\b|\binstead\b|^(?:那|那么|只看|仅看|只要|改成|换成|改为|换为|再看|如果|同样|还有)|呢\s*[？?]?\s*$|^(?:by|in|for|per)\b`)
+	exclRE         = regexp.MustCompile(`(?:除了|除去|除)(.{1,60}?)(?:之外|以外|外)|(?:不含|不包括|不算|排除|剔除|去掉|去除)(.{1,40}?)(?:[，,。？?的]|$)|\b(?:except(?: for)?|excluding|exclude|other than|apart from|but not|not including|without)\s+(.{1,60}?)(?:[,.?;]|$|\s+(?:in|for|during|by|last|this|over|on|from)\b)`)
+	splitRE        = regexp.MustCompile(`\b(?:by|per|each|every|across|breakdown)\b|各|每|按|分`)
+	allRE          = regexp.MustCompile(`\ball (?:shops|stores|platforms|categories)\b|所有(?:店铺|平台|类目)|全部(?:店铺|平台|类目)|不限`)
+	orderedDimRefs = dimRefs([]string{"shop", "platform", "category", "goods", "staff", "status"})
+	dimPlural      = map[string]string{"store": "shop", "channel": "platform", "店铺": "shop", "门店": "shop", "平台": "platform", "渠道": "platform", "类目": "category"}
 )
 
 type memberHit struct {
@@ -330,18 +332,22 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 	masked := make([]bool, len(t))
 	// the period and a second one ("October vs September")
 	var cmp, asked *period.Period
-	if p1, span, ok := period.Parse(t, now); ok {
+	p1, span, ok := period.Parse(t, now)
+	first := periodHit{p1, span, ok}
+	if ok {
 		mask(masked, span[0], span[1])
-		rest := []byte(t)
-		for k := span[0]; k < span[1]; k++ {
-			rest[k] = ' '
-		}
-		if p2, span2, ok2 := period.Parse(string(rest), now); ok2 {
-			mask(masked, span2[0], span2[1])
-			if span2[0] > span[0] {
-				asked, cmp = &p1, &p2
-			} else {
-				asked, cmp = &p2, &p1
+		if compareRE.MatchString(t) || strings.Contains(t, "和") || strings.Contains(t, " and ") || strings.Contains(t, "与") {
+			rest := []byte(t)
+			for k := span[0]; k < span[1]; k++ {
+				rest[k] = ' '
+			}
+			if p2, span2, ok2 := period.Parse(string(rest), now); ok2 {
+				mask(masked, span2[0], span2[1])
+				if span2[0] > span[0] {
+					asked, cmp = &p1, &p2
+				} else {
+					asked, cmp = &p2, &p1
+				}
 			}
 		}
 	}
@@ -355,8 +361,7 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 			rest[k] = ' '
 		}
 	}
-	q := ParseQuestion(string(rest), now, lx.Metrics, nil)
-	q.Text, q.ZH = text, agent.HasHan(text)
+	q := parseQuestion(text, string(rest), first, lx.refs, lx.Metrics, nil)
 	if asked != nil { // the period named first is the one asked about
 		q.Period = *asked
 	}
@@ -372,7 +377,7 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 	}
 	out := Parsed{Question: q}
 	// metric words are masked too (so a metric's words are no dimension)
-	_, _ = matchTerms(t, masked, metricRefs(lx.Metrics))
+	_, _ = matchTerms(t, masked, lx.refs)
 	for _, loc := range exclRE.FindAllStringSubmatchIndex(t, -1) {
 		for k := range hits {
 			if hits[k].start >= loc[0] && hits[k].end <= loc[1] {
@@ -663,14 +668,8 @@ func appendMember(ms []plan.Member, m plan.Member) []plan.Member {
 
 // dimensionsIn lists the dimensions named in t outside masked spans, in text order.
 func dimensionsIn(t string, masked []bool) []string {
-	var refs []termRef
-	for _, d := range dimOrder {
-		for _, term := range dimensionTerms[d] {
-			refs = append(refs, termRef{term, d})
-		}
-	}
 	m := append([]bool(nil), masked...)
-	ds, _ := matchTerms(t, m, refs)
+	ds, _ := matchTerms(t, m, orderedDimRefs)
 	return ds
 }
 

@@ -5,6 +5,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -79,6 +80,32 @@ var granularityTerms = map[string][]string{
 	"auto":  {"trend", "trends", "over time", "time series", "趋势", "走势", "变化情况"},
 }
 
+// granularityRefs and allDimRefs are the granularity and dimension words, longest first.
+var (
+	granularityRefs = func() []termRef {
+		var refs []termRef
+		for _, g := range []string{"day", "week", "month", "auto"} {
+			for _, term := range granularityTerms[g] {
+				refs = append(refs, termRef{term, g})
+			}
+		}
+		sort.SliceStable(refs, func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) })
+		return refs
+	}()
+	allDimRefs = dimRefs(allDims)
+)
+
+func dimRefs(dims []string) []termRef {
+	var refs []termRef
+	for _, d := range dims {
+		for _, term := range dimensionTerms[d] {
+			refs = append(refs, termRef{term, d})
+		}
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) })
+	return refs
+}
+
 func isWordByte(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' }
 
 // findTerm returns the byte offsets of term in text that are not masked and, for terms
@@ -129,7 +156,10 @@ type termRef struct {
 // matchTerms finds the targets named in text, longest terms first (so 商品销售额 wins over
 // 销售额), masking what they cover. It returns targets in text order with the term used.
 func matchTerms(text string, masked []bool, refs []termRef) ([]string, map[string]string) {
-	sort.SliceStable(refs, func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) })
+	longer := func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) }
+	if !sort.SliceIsSorted(refs, longer) {
+		sort.SliceStable(refs, longer)
+	}
 	type hit struct {
 		pos          int
 		target, term string
@@ -190,37 +220,43 @@ var (
 // dimension, the time granularity, the period (relative to now, in UTC) and a top-N.
 // dims limits the dimensions recognised (nil: all six named dimensions).
 func ParseQuestion(text string, now time.Time, metrics []agent.MetricInfo, dims []string) Question {
-	q := Question{Text: text, ZH: agent.HasHan(text), Terms: map[string]string{}}
 	t := agent.NormalizeText(text)
+	p, span, ok := period.Parse(t, now)
+	return parseQuestion(text, t, periodHit{p, span, ok}, metricRefs(metrics), metrics, dims)
+}
+
+// periodHit is a period found in a text, with its span.
+type periodHit struct {
+	p    period.Period
+	span [2]int
+	ok   bool
+}
+
+// parseQuestion is ParseQuestion on the normalized text t whose period was found already
+// (spans of t).
+func parseQuestion(text, t string, ph periodHit, refs []termRef, metrics []agent.MetricInfo, dims []string) Question {
+	q := Question{Text: text, ZH: agent.HasHan(text), Terms: map[string]string{}}
 	masked := make([]bool, len(t))
 
 	// periods first: dates hold digits a top-N would take
-	p, span, ok := period.Parse(t, now)
+	p, span, ok := ph.p, ph.span, ph.ok
 	q.Period, q.PeriodGiven = p, ok
 	if ok {
 		mask(masked, span[0], span[1])
 	}
 
-	q.Metrics, q.Terms = matchTerms(t, masked, metricRefs(metrics))
+	q.Metrics, q.Terms = matchTerms(t, masked, refs)
 
-	var grefs []termRef
-	for g, terms := range granularityTerms {
-		for _, term := range terms {
-			grefs = append(grefs, termRef{term, g})
-		}
-	}
-	if gs, _ := matchTerms(t, masked, grefs); len(gs) > 0 {
+	if gs, _ := matchTerms(t, masked, granularityRefs); len(gs) > 0 {
 		q.Granularity = gs[0]
 	}
 
 	if dims == nil {
 		dims = allDims
 	}
-	var drefs []termRef
-	for _, d := range dims {
-		for _, term := range dimensionTerms[d] {
-			drefs = append(drefs, termRef{term, d})
-		}
+	drefs := allDimRefs
+	if !slices.Equal(dims, allDims) {
+		drefs = dimRefs(dims)
 	}
 	if ds, _ := matchTerms(t, masked, drefs); len(ds) > 0 {
 		q.Dimension = ds[0]

@@ -418,6 +418,30 @@ var periodRules = []periodRule{
 	}},
 }
 
+// ruleHints are, per rule of periodRules (same order), words one of which the text must
+// hold for the rule to be tried ("#" stands for any digit): a cheap test before the
+// regular expression, which keeps Parse fast on long questions.
+var ruleHints = [][]string{
+	{"quarter", "qtd", "季"}, {"quarter", "季"}, {"q", "季"}, {"半年", "half", "h1", "h2"}, {"月", "from"},
+	{"今年", "年初", "since"}, {"#"}, {"#"}, {"#"}, {"#"},
+	{"day"}, {"天", "日"}, {"week"}, {"周", "星期", "礼拜"}, {"month"}, {"月"},
+	{"yesterday", "前天"}, {"yesterday", "昨"}, {"today", "今"}, {"week"}, {"week", "wtd", "周", "星期"},
+	{"week", "周", "星期", "礼拜"}, {"month"}, {"month", "mtd", "月"}, {"month", "月"}, {"year", "ytd", "年"}, {"year", "年"},
+	{"月"}, {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}, {"#"},
+}
+
+func hinted(text string, i int, digits bool) bool {
+	if i >= len(ruleHints) {
+		return true
+	}
+	for _, h := range ruleHints[i] {
+		if h == "#" && digits || h != "#" && strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // DefaultDays is the window analysed when a question names no period.
 const DefaultDays = 30
 
@@ -425,7 +449,11 @@ const DefaultDays = 30
 // so callers can mask it.
 func Parse(text string, now time.Time) (Period, [2]int, bool) {
 	today := Day(now)
-	for _, r := range periodRules {
+	digits := strings.ContainsAny(text, "0123456789")
+	for i, r := range periodRules {
+		if !hinted(text, i, digits) {
+			continue
+		}
 		for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			m := make([]string, len(loc)/2)
 			for i := range m {
