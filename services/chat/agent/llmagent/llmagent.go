@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/services/chat/agent"
 	"github.com/shopmind/shopmind/services/chat/agent/charts"
@@ -223,6 +226,13 @@ func (a *Agent) runTool(ctx context.Context, e *agent.Emitter, env *agent.ToolEn
 		}
 		title += " · " + out.Period.Range()
 		if err := e.Visualization(charts.Build(fmt.Sprintf("viz-%d", *viz), title, out.Response, nil)); err != nil {
+			return "", err
+		}
+	} else if res.Visualization != nil { // a tool's own chart (query_plan's table)
+		*viz++
+		v := proto.Clone(res.Visualization).(*chatv2.VisualizationEvent)
+		v.Id = fmt.Sprintf("viz-%d", *viz)
+		if err := e.Visualization(v); err != nil {
 			return "", err
 		}
 	}
