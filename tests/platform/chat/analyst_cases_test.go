@@ -349,6 +349,43 @@ func evalCases(g *gold) []evalCase {
 		{q: "only JD", follow: []string{"Which shop had the most orders last month?"}, want: rank("order_count", "shop", platW("jd"), lastMonth, false)},
 		{q: "只看京东", follow: []string{"上个月哪个店铺订单最多"}, want: rank("order_count", "shop", platW("jd"), lastMonth, false)},
 	}
+	// phrasings written after the grammar, as merchants type them
+	lastMonthLastYear := span{lastMonth.s.AddDate(-1, 0, 0), lastMonth.e.AddDate(-1, 0, 0)}
+	tmallShare := func() []string {
+		r := g.rows("gmv", "platform", nil, lastMonth.s, lastMonth.e)
+		total, tm := 0.0, 0.0
+		for _, m := range r {
+			total += m.value
+			if m.label == "tmall" {
+				tm = m.value
+			}
+		}
+		return []string{fmt.Sprintf("%.1f%%", tm/total*100)}
+	}
+	bottom3 := func(metric, dim string, ws []where, p span) func() []string {
+		return func() []string {
+			r := g.rows(metric, dim, ws, p.s, p.e)
+			var out []string
+			for i := len(r) - 1; i >= 0 && i >= len(r)-3; i-- {
+				out = append(out, r[i].label)
+			}
+			return out
+		}
+	}
+	cs = append(cs,
+		evalCase{q: "How are we doing on JD this month compared to last month?", want: two("gmv", platW("jd"), thisMonth, lastMonth)},
+		evalCase{q: "Give me the 3 worst-selling categories last month", want: bottom3("line_amount", "category", nil, lastMonth)},
+		evalCase{q: "Sales per shop for September, excluding Pinduoduo", want: topN("gmv", "shop", notPlat("pdd"), september, 4)},
+		evalCase{q: "去年同期相比，上个月的销售额怎么样", want: two("gmv", nil, lastMonth, lastMonthLastYear)},
+		evalCase{q: "How much revenue did the Beauty store make yesterday?", want: val("gmv", shopW(beauty), yesterday)},
+		evalCase{q: "客单价最高的平台是哪个", want: rank("avg_order_value", "platform", nil, last30, false)},
+		evalCase{q: "What share of GMV came from Tmall last month?", want: tmallShare},
+		evalCase{q: "环比上月，本月订单数变化多少", want: two("order_count", nil, thisMonth, lastMonth)},
+		evalCase{q: "Lowest 3 Phone products by units last month", want: bottom3("units_sold", "goods", catW("手机 Phone"), lastMonth)},
+		evalCase{q: "How many orders got cancelled on Pinduoduo this month?", want: val("cancelled_orders", platW("pdd"), thisMonth)},
+		evalCase{q: "我们上个月在京东退了多少钱", want: val("refund_amount", platW("jd"), lastMonth)},
+		evalCase{q: "Which shop lost the most revenue compared to last month?", want: growth("gmv", "shop", thisMonth, lastMonth, true)},
+	)
 	// the same shapes over each shop and platform, in both languages
 	shops := []struct{ en, zh, label string }{
 		{"Trend Apparel Flagship", "潮流服饰旗舰店", trend}, {"Home Living Flagship", "家居生活旗舰店", home},
