@@ -44,7 +44,8 @@ var platformAliases = map[string][]string{
 }
 
 // weakTerms name sales only when no other metric is named ("sold" in "units sold").
-var weakTerms = map[string]bool{"sell": true, "sold": true, "selling": true, "卖得": true, "卖的": true, "made": true}
+var weakTerms = map[string]bool{"sell": true, "sold": true, "selling": true, "卖得": true, "卖的": true, "made": true,
+	"how are we doing": true, "how did we do": true, "how is business": true, "how's business": true, "生意怎么样": true, "卖得怎么样": true}
 
 // grammarWords are never a member's distinctive part alone ("trend" is a series, "daily" a grain).
 var grammarWords = func() map[string]bool {
@@ -452,6 +453,11 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 	}
 	if len(split) > 2 {
 		split = split[:2]
+	}
+	// "what share of GMV came from Tmall": Tmall's share among the platforms, not a filter
+	if len(split) == 0 && shareRE.MatchString(t) && len(p.Filters) == 1 && !p.Filters[0].Exclude {
+		split = []string{p.Filters[0].Dimension}
+		p.Filters = nil
 	}
 	p.Dimensions = split
 

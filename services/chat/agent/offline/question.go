@@ -43,6 +43,7 @@ type Question struct {
 // that name (its own display name and synonyms are always used).
 var builtinTerms = map[string][]string{
 	"gmv": {"gmv", "sales", "revenue", "turnover", "sell", "sold", "selling", "earn", "earned", "made", "takings", "income",
+		"how are we doing", "how did we do", "how is business", "how's business", "生意怎么样", "卖得怎么样",
 		"卖了多少", "卖得", "卖的", "收入", "流水", "gross merchandise value", "sales amount", "销售额", "成交额", "营业额",
 		"交易额", "销售金额", "成交金额", "营收", "业绩", "卖了多少钱"},
 	"order_count": {"orders", "order count", "number of orders", "order volume", "how many orders", "订单数", "订单量",
