@@ -111,8 +111,12 @@ func toSemantic(m *metricRecord) *semantic.Metric {
 	out := &semantic.Metric{ID: m.ID, Name: m.Name, Type: m.Type}
 	switch c := m.Config.GetKind().(type) {
 	case *analysisv1.MetricConfig_Derived:
-		out.Derived = &semantic.DerivedConfig{SourceField: c.Derived.GetSourceField(), Aggregation: c.Derived.GetAggregation(),
+		dc := &semantic.DerivedConfig{SourceField: c.Derived.GetSourceField(), Aggregation: c.Derived.GetAggregation(),
 			TimeRangeField: c.Derived.GetTimeRangeField()}
+		for _, cond := range c.Derived.GetQueryCondition() {
+			dc.Conditions = append(dc.Conditions, conditionOf(cond))
+		}
+		out.Derived = dc
 	case *analysisv1.MetricConfig_Order:
 		oc := &semantic.OrderConfig{OrderField: c.Order.GetOrderField(), TimeBasis: c.Order.GetTimeBasis()}
 		for _, cond := range c.Order.GetQueryCondition() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	analysisv1 "github.com/shopmind/shopmind/gen/go/shopmind/analysis/v1"
 	"github.com/shopmind/shopmind/internal/analytics/demodata"
 	"github.com/shopmind/shopmind/internal/service"
 )
@@ -26,8 +27,8 @@ func (st *registration) seed(ctx context.Context, deps service.Deps) error {
 	if err := deps.DB.QueryRow(ctx, "SELECT count(*) FROM analysis.metrics WHERE tenant_id = $1", tenantID).Scan(&n); err != nil {
 		return err
 	}
-	if n > 0 {
-		return nil // seeded before
+	if n > 0 { // seeded before: bring the demo definitions up to date
+		return st.upgradeDemoMetrics(ctx, deps, tenantID)
 	}
 	existing, err := demodata.ExistingOrders(ctx, st.store, tenantID)
 	if err != nil {
@@ -42,17 +43,61 @@ func (st *registration) seed(ctx context.Context, deps service.Deps) error {
 		}
 		loaded = stats.Orders
 	}
-	ids := map[string]int64{}
-	for _, m := range demodata.Metrics() {
+	created, err := demodata.StandardMetrics(func(m *analysisv1.Metric) (int64, error) {
 		rec, err := st.metrics.create(ctx, tenantID, m)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		ids[m.GetName()] = rec.ID
-	}
-	if _, err := st.metrics.create(ctx, tenantID, demodata.AverageOrderValue(ids["gmv"], ids["order_count"])); err != nil {
+		return rec.ID, nil
+	})
+	if err != nil {
 		return err
 	}
-	deps.Logger.Info("demo data loaded", "tenant", "demo", "orders", loaded, "metrics", len(ids)+1)
+	deps.Logger.Info("demo data loaded", "tenant", "demo", "orders", loaded, "metrics", len(created))
+	return nil
+}
+
+// upgradeDemoMetrics migrates a demo tenant seeded by an earlier release: the standard
+// metrics it lacks are created (the refund and cancellation metrics, refund_rate), and the
+// derived sales metrics still counting every order (units_sold, line_amount, buyers without
+// a query_condition) get the sold-orders condition. Metrics the tenant changed otherwise are
+// left alone.
+func (st *registration) upgradeDemoMetrics(ctx context.Context, deps service.Deps, tenantID int64) error {
+	live, err := st.metrics.live(ctx, st.metrics.pool, tenantID)
+	if err != nil {
+		return err
+	}
+	byName := map[string]*metricRecord{}
+	for _, m := range live {
+		byName[m.Name] = m
+	}
+	changed := 0
+	_, err = demodata.StandardMetrics(func(m *analysisv1.Metric) (int64, error) {
+		cur, ok := byName[m.GetName()]
+		if !ok {
+			rec, err := st.metrics.create(ctx, tenantID, m)
+			if err != nil {
+				return 0, err
+			}
+			changed++
+			return rec.ID, nil
+		}
+		want, have := m.GetConfig().GetDerived(), cur.Config.GetDerived()
+		if want != nil && have != nil && len(have.GetQueryCondition()) == 0 && len(want.GetQueryCondition()) > 0 &&
+			want.GetSourceField() == have.GetSourceField() && want.GetAggregation() == have.GetAggregation() {
+			if _, err := st.metrics.update(ctx, tenantID, cur.ID, &analysisv1.Metric{Config: m.GetConfig(), Description: m.GetDescription()},
+				[]string{"config", "description"}); err != nil {
+				return 0, err
+			}
+			changed++
+		}
+		return cur.ID, nil
+	})
+	if err != nil {
+		return err
+	}
+	if changed > 0 {
+		deps.Logger.Info("demo metrics brought up to date", "tenant", "demo", "metrics", changed)
+	}
 	return nil
 }

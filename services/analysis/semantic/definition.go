@@ -32,7 +32,11 @@ type Metric struct {
 
 // DerivedConfig: aggregation(source_field) over the source column's table, in the time range
 // on time_range_field (default: the table's time column).
-type DerivedConfig struct{ SourceField, Aggregation, TimeRangeField string }
+type DerivedConfig struct {
+	SourceField, Aggregation, TimeRangeField string
+	// Conditions a row of the source table must meet, ANDed (columns of that table).
+	Conditions []Condition
+}
 
 // OrderConfig: an aggregation over basic_orders of order_field (measures summed, identifiers
 // counted distinct), orders placed in the range by time_basis, conditions ANDed.
@@ -187,6 +191,9 @@ func resolveDerived(m *Metric, cat *catalog.Catalog) (*base, error) {
 			fmt.Sprintf("unknown aggregation %q (sum, count, count_distinct, avg, min or max)", d.Aggregation))
 	}
 	b := &base{metric: m, table: t, col: c, agg: d.Aggregation}
+	if err := resolveConditions(b, t, "config.derived.query_condition", d.Conditions); err != nil {
+		return nil, err
+	}
 	switch d.Aggregation {
 	case "count", "count_distinct":
 		b.typ, b.additive = catalog.TypeInt, true
@@ -272,23 +279,31 @@ func resolveOrder(m *Metric, cat *catalog.Catalog) (*base, error) {
 		return nil, apperr.New(apperr.KindRule, "config.order.time_basis: %s has no time column %s", t.Name, o.TimeBasis)
 	}
 	b.timeTable, b.timeCol = t, tc
-	if len(o.Conditions) > MaxConditions {
-		return nil, apperr.Invalid("config.order.query_condition", "repeated.max_items",
-			fmt.Sprintf("at most %d conditions", MaxConditions))
+	if err := resolveConditions(b, t, "config.order.query_condition", o.Conditions); err != nil {
+		return nil, err
 	}
-	for i, cd := range o.Conditions {
-		field := "config.order.query_condition[" + strconv.Itoa(i) + "]"
+	return b, nil
+}
+
+// resolveConditions checks a base metric's conditions on columns of its table t and adds
+// them to b; path names the field in errors.
+func resolveConditions(b *base, t *catalog.Table, path string, conds []Condition) error {
+	if len(conds) > MaxConditions {
+		return apperr.Invalid(path, "repeated.max_items", fmt.Sprintf("at most %d conditions", MaxConditions))
+	}
+	for i, cd := range conds {
+		field := path + "[" + strconv.Itoa(i) + "]"
 		cc, err := columnIn(t, field+".field", cd.Field)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		vals, err := condValues(field, cc, cd.Operator, cd.Value)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b.conds = append(b.conds, cond{table: t, col: cc, op: cd.Operator, vals: vals})
 	}
-	return b, nil
+	return nil
 }
 
 // CheckDefinition checks a metric definition before it is stored: its config against the

@@ -187,10 +187,28 @@ func (r *Registry) Run(ctx context.Context, env *ToolEnv, name, args string) (st
 	return r.truncate(content), res, nil
 }
 
+// truncate keeps a result within the threshold: a JSON result is shortened by its structure
+// (ShrinkJSON: fewer list items with how many were left out, shorter strings) and stays valid
+// JSON; one that cannot be becomes {"truncated": true, "characters": N, "preview": "..."}.
+// Plain text is cut with the TruncationMarker note.
 func (r *Registry) truncate(s string) string {
 	n := utf8.RuneCountInString(s)
 	if n <= r.maxChars {
 		return s
+	}
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		if out, ok := ShrinkJSON(t, r.maxChars); ok {
+			return out
+		}
+		if json.Valid([]byte(t)) {
+			keep := max(r.maxChars-80, 1)
+			b, _ := marshalNoEscape(map[string]any{"truncated": true, "characters": n, "preview": string([]rune(t)[:min(keep, n)])})
+			for utf8.RuneCount(b) > r.maxChars && keep > 1 {
+				keep /= 2
+				b, _ = marshalNoEscape(map[string]any{"truncated": true, "characters": n, "preview": string([]rune(t)[:min(keep, n)])})
+			}
+			return string(b)
+		}
 	}
 	runes := []rune(s)
 	return string(runes[:r.maxChars]) + fmt.Sprintf("\n%s %d of %d characters shown]", TruncationMarker, r.maxChars, n)

@@ -40,15 +40,12 @@ func Clock() time.Time { return Now }
 // DemoMetricDefs are the demo tenant's metrics (demodata.Metrics and AverageOrderValue,
 // as services/analysis seeds them) with ids in creation order, listed by group.
 func DemoMetricDefs() *analysisv1.ListMetricsResponse {
-	metrics := demodata.Metrics()
-	ids := map[string]int64{}
-	for i, m := range metrics {
-		m.Id = int64(i + 1)
-		ids[m.Name] = m.Id
-	}
-	aov := demodata.AverageOrderValue(ids["gmv"], ids["order_count"])
-	aov.Id = int64(len(metrics) + 1)
-	metrics = append(metrics, aov)
+	var metrics []*analysisv1.Metric
+	_, _ = demodata.StandardMetrics(func(m *analysisv1.Metric) (int64, error) {
+		m.Id = int64(len(metrics) + 1)
+		metrics = append(metrics, m)
+		return m.Id, nil
+	})
 	byGroup := map[string][]*analysisv1.Metric{}
 	for _, m := range metrics {
 		byGroup[m.Group] = append(byGroup[m.Group], m)

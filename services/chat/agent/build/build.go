@@ -17,6 +17,7 @@ import (
 	"github.com/shopmind/shopmind/services/chat/agent/graph"
 	"github.com/shopmind/shopmind/services/chat/agent/llmagent"
 	"github.com/shopmind/shopmind/services/chat/agent/offline"
+	"github.com/shopmind/shopmind/services/chat/agent/plan"
 	"github.com/shopmind/shopmind/services/chat/agent/team"
 	"github.com/shopmind/shopmind/services/chat/chatconfig"
 	"github.com/shopmind/shopmind/services/chat/llm"
@@ -102,6 +103,7 @@ func New(ctx context.Context, cfg chatconfig.LLMConfig, dial func(target string)
 	entityIndex := entities.NewIndex(basic, entityStore, embedder).WithAdhoc(entities.NewGRPCAdhoc(crxConn, cfg.AnalyticsTimeout), adhocStore)
 	index := agent.NewMetricIndex(store, embedder)
 	tools := agent.NewRegistry(cfg.ToolResultMaxChars, append(agent.Tools(analytics, index, nil), agent.SQLTools(analytics)...)...)
+	tools.Add(plan.Tool(analytics, nil))
 	tools.Add(entityIndex.Tool())
 	checks := []HealthCheck{{name: "vector_store", kind: store.Name(), check: store.Health}}
 	if pool != nil { // the plans and the graph are kept in the chat service's schema

@@ -102,7 +102,7 @@ func TestGRPCAnalyticsForwardsIdentity(t *testing.T) {
 	}
 	ctx := authn.WithIdentity(context.Background(), agenttest.Identity())
 	resp, err := g.ListMetrics(ctx, &analysisv1.ListMetricsRequest{})
-	if err != nil || len(resp.GetGroups()) != 3 {
+	if err != nil || len(resp.GetGroups()) != 4 { // After-sales, Customers, Goods, Sales
 		t.Fatalf("%v %v", resp, err)
 	}
 	if _, err := g.GetCatalog(ctx, &analysisv1.GetCatalogRequest{}); err != nil {

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/services/chat/agent"
 	"github.com/shopmind/shopmind/services/chat/agent/charts"
@@ -76,6 +79,7 @@ How to work:
 1. Find the metrics with search_indicators; use their machine names.
 2. Run query_metrics with the metric names, optional dimensions (shop, goods, category, staff, platform, status), optional granularity (day, week, month) and the period: start_date and end_date (inclusive, YYYY-MM-DD, UTC) or a period phrase such as "last 7 days", "last month", "上个月".
 3. When useful, compare with the previous period of the same length (a second query_metrics without dimensions).
+When the query_plan tool is available, prefer it for metric questions that filter or exclude shops, platforms, categories or goods (ids from search_entities), rank from the bottom, compare periods, rank growth, ask for shares, list members above or below a threshold, or ask why a metric changed (analysis "drivers"): the plan computes the numbers; keep execute_sql for what a plan cannot say.
 4. Answer briefly in the user's language (a question in Chinese gets a Chinese answer), in Markdown: the total, the change against the previous period, the leaders. The user also sees a chart of each query.
 Rules: sales by goods or by category are measured with line_amount (the order-line amount): gmv is an order-level amount and cannot be split by goods or category. Use env_perception when the question refers to the current page, shop or filters. Use get_database_info to learn the tables, dimensions and SQL rules. When a tool fails, read its message and correct the call once; otherwise explain what went wrong.`
 
@@ -223,6 +227,13 @@ func (a *Agent) runTool(ctx context.Context, e *agent.Emitter, env *agent.ToolEn
 		}
 		title += " · " + out.Period.Range()
 		if err := e.Visualization(charts.Build(fmt.Sprintf("viz-%d", *viz), title, out.Response, nil)); err != nil {
+			return "", err
+		}
+	} else if res.Visualization != nil { // a tool's own chart (query_plan's table)
+		*viz++
+		v := proto.Clone(res.Visualization).(*chatv2.VisualizationEvent)
+		v.Id = fmt.Sprintf("viz-%d", *viz)
+		if err := e.Visualization(v); err != nil {
 			return "", err
 		}
 	}

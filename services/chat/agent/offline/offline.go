@@ -49,6 +49,7 @@ type Analyst struct {
 	analytics agent.Analytics
 	tools     *agent.Registry
 	opts      Options
+	members   memberCache
 }
 
 // New returns the analyst. tools must hold search_indicators and
@@ -104,6 +105,7 @@ func (a *Analyst) Answer(ctx context.Context, req *agent.Request, emit agent.Emi
 	}
 	steps := []func() error{
 		r.readQuestion,
+		r.answerPlan,
 		r.searchIndicators,
 		r.helpWithoutMetric,
 		r.settleQuestion,

@@ -5,6 +5,7 @@ package offline
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,7 +42,9 @@ type Question struct {
 // builtinTerms are words for the demo metric names, used when the tenant has a metric of
 // that name (its own display name and synonyms are always used).
 var builtinTerms = map[string][]string{
-	"gmv": {"gmv", "sales", "revenue", "turnover", "gross merchandise value", "sales amount", "销售额", "成交额", "营业额",
+	"gmv": {"gmv", "sales", "revenue", "turnover", "sell", "sold", "selling", "earn", "earned", "made", "takings", "income",
+		"how are we doing", "how did we do", "how is business", "how's business", "生意怎么样", "卖得怎么样",
+		"卖了多少", "卖得", "卖的", "收入", "流水", "gross merchandise value", "sales amount", "销售额", "成交额", "营业额",
 		"交易额", "销售金额", "成交金额", "营收", "业绩", "卖了多少钱"},
 	"order_count": {"orders", "order count", "number of orders", "order volume", "how many orders", "订单数", "订单量",
 		"单量", "订单", "下单数", "多少单"},
@@ -50,6 +53,13 @@ var builtinTerms = map[string][]string{
 	"line_amount": {"line amount", "goods sales", "product sales", "line sales", "商品销售额", "商品金额", "商品成交额"},
 	"buyers": {"buyers", "customers", "number of buyers", "number of customers", "shoppers", "买家数", "客户数", "买家",
 		"客户", "顾客", "购买人数", "下单人数"},
+	"refunded_orders": {"refunded orders", "refunds", "refund count", "number of refunds", "orders refunded", "refunded",
+		"退款订单", "退款单", "退款笔数", "退款的订单", "退款单数", "退款数", "退款"},
+	"refund_amount": {"refund amount", "refunded amount", "amount refunded", "money refunded", "refund value", "value of refunds",
+		"退款金额", "退款额", "退了多少钱", "退款总额"},
+	"refund_rate": {"refund rate", "return rate", "refund ratio", "rate of refunds", "退款率", "退货率", "退款比例"},
+	"cancelled_orders": {"cancelled orders", "canceled orders", "cancellations", "cancelled", "canceled", "cancel",
+		"取消订单", "取消的订单", "取消单", "取消"},
 	"avg_order_value": {"average order value", "avg order value", "aov", "basket size", "客单价", "平均订单金额", "平均客单价"},
 }
 
@@ -69,6 +79,32 @@ var granularityTerms = map[string][]string{
 	"week":  {"by week", "per week", "each week", "weekly", "every week", "每周", "按周", "逐周", "周趋势", "分周"},
 	"month": {"by month", "per month", "each month", "monthly", "every month", "每月", "按月", "逐月", "月趋势", "分月", "每个月"},
 	"auto":  {"trend", "trends", "over time", "time series", "趋势", "走势", "变化情况"},
+}
+
+// granularityRefs and allDimRefs are the granularity and dimension words, longest first.
+var (
+	granularityRefs = func() []termRef {
+		var refs []termRef
+		for _, g := range []string{"day", "week", "month", "auto"} {
+			for _, term := range granularityTerms[g] {
+				refs = append(refs, termRef{term, g})
+			}
+		}
+		sort.SliceStable(refs, func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) })
+		return refs
+	}()
+	allDimRefs = dimRefs(allDims)
+)
+
+func dimRefs(dims []string) []termRef {
+	var refs []termRef
+	for _, d := range dims {
+		for _, term := range dimensionTerms[d] {
+			refs = append(refs, termRef{term, d})
+		}
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) })
+	return refs
 }
 
 func isWordByte(b byte) bool { return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' }
@@ -121,7 +157,10 @@ type termRef struct {
 // matchTerms finds the targets named in text, longest terms first (so 商品销售额 wins over
 // 销售额), masking what they cover. It returns targets in text order with the term used.
 func matchTerms(text string, masked []bool, refs []termRef) ([]string, map[string]string) {
-	sort.SliceStable(refs, func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) })
+	longer := func(i, j int) bool { return len(refs[i].term) > len(refs[j].term) }
+	if !sort.SliceIsSorted(refs, longer) {
+		sort.SliceStable(refs, longer)
+	}
 	type hit struct {
 		pos          int
 		target, term string
@@ -182,37 +221,43 @@ var (
 // dimension, the time granularity, the period (relative to now, in UTC) and a top-N.
 // dims limits the dimensions recognised (nil: all six named dimensions).
 func ParseQuestion(text string, now time.Time, metrics []agent.MetricInfo, dims []string) Question {
-	q := Question{Text: text, ZH: agent.HasHan(text), Terms: map[string]string{}}
 	t := agent.NormalizeText(text)
+	p, span, ok := period.Parse(t, now)
+	return parseQuestion(text, t, periodHit{p, span, ok}, metricRefs(metrics), metrics, dims)
+}
+
+// periodHit is a period found in a text, with its span.
+type periodHit struct {
+	p    period.Period
+	span [2]int
+	ok   bool
+}
+
+// parseQuestion is ParseQuestion on the normalized text t whose period was found already
+// (spans of t).
+func parseQuestion(text, t string, ph periodHit, refs []termRef, metrics []agent.MetricInfo, dims []string) Question {
+	q := Question{Text: text, ZH: agent.HasHan(text), Terms: map[string]string{}}
 	masked := make([]bool, len(t))
 
 	// periods first: dates hold digits a top-N would take
-	p, span, ok := period.Parse(t, now)
+	p, span, ok := ph.p, ph.span, ph.ok
 	q.Period, q.PeriodGiven = p, ok
 	if ok {
 		mask(masked, span[0], span[1])
 	}
 
-	q.Metrics, q.Terms = matchTerms(t, masked, metricRefs(metrics))
+	q.Metrics, q.Terms = matchTerms(t, masked, refs)
 
-	var grefs []termRef
-	for g, terms := range granularityTerms {
-		for _, term := range terms {
-			grefs = append(grefs, termRef{term, g})
-		}
-	}
-	if gs, _ := matchTerms(t, masked, grefs); len(gs) > 0 {
+	if gs, _ := matchTerms(t, masked, granularityRefs); len(gs) > 0 {
 		q.Granularity = gs[0]
 	}
 
 	if dims == nil {
 		dims = allDims
 	}
-	var drefs []termRef
-	for _, d := range dims {
-		for _, term := range dimensionTerms[d] {
-			drefs = append(drefs, termRef{term, d})
-		}
+	drefs := allDimRefs
+	if !slices.Equal(dims, allDims) {
+		drefs = dimRefs(dims)
 	}
 	if ds, _ := matchTerms(t, masked, drefs); len(ds) > 0 {
 		q.Dimension = ds[0]

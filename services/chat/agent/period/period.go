@@ -35,6 +35,17 @@ func (p Period) Previous() Period {
 		return Period{Start: s, End: p.Start, Kind: "month"}
 	case "year":
 		return Period{Start: p.Start.AddDate(-1, 0, 0), End: p.Start, Kind: "year"}
+	case "quarter":
+		return Period{Start: p.Start.AddDate(0, -3, 0), End: p.Start, Kind: "quarter"}
+	case "half":
+		return Period{Start: p.Start.AddDate(0, -6, 0), End: p.Start, Kind: "half"}
+	case "qtd":
+		s := p.Start.AddDate(0, -3, 0)
+		e := s.AddDate(0, 0, p.Days())
+		if e.After(p.Start) {
+			e = p.Start
+		}
+		return Period{Start: s, End: e, Kind: "range"}
 	case "mtd":
 		s := p.Start.AddDate(0, -1, 0)
 		e := s.AddDate(0, 0, p.Days())
@@ -52,6 +63,11 @@ func (p Period) Previous() Period {
 	}
 	d := p.End.Sub(p.Start)
 	return Period{Start: p.Start.Add(-d), End: p.Start, Kind: p.Kind}
+}
+
+// YearAgo is the same days one year earlier (year over year, 同比).
+func (p Period) YearAgo() Period {
+	return Period{Start: p.Start.AddDate(-1, 0, 0), End: p.End.AddDate(-1, 0, 0), Kind: p.Kind}
 }
 
 // Range writes the period as dates: "2026-10-01 – 2026-10-31", or one date.
@@ -75,6 +91,18 @@ func (p Period) Describe(zh bool) string {
 			return fmt.Sprintf("%d年", p.Start.Year())
 		}
 		return strconv.Itoa(p.Start.Year())
+	case "quarter":
+		q := (int(p.Start.Month())-1)/3 + 1
+		if zh {
+			return fmt.Sprintf("%d年第%d季度", p.Start.Year(), q)
+		}
+		return fmt.Sprintf("Q%d %d", q, p.Start.Year())
+	case "half":
+		h := (int(p.Start.Month())-1)/6 + 1
+		if zh {
+			return fmt.Sprintf("%d年%s", p.Start.Year(), map[int]string{1: "上半年", 2: "下半年"}[h])
+		}
+		return fmt.Sprintf("H%d %d", h, p.Start.Year())
 	}
 	return p.Range()
 }
@@ -185,6 +213,11 @@ func fixed(build func(today time.Time) Period) func([]string, time.Time) (Period
 	return func(_ []string, today time.Time) (Period, bool) { return build(today), true }
 }
 
+// QuarterStart is the first day of today's quarter.
+func QuarterStart(today time.Time) time.Time {
+	return MonthStart(today.Year(), time.Month((int(today.Month())-1)/3*3+1))
+}
+
 // WeekStart is the Monday of today's ISO week.
 func WeekStart(today time.Time) time.Time {
 	wd := (int(today.Weekday()) + 6) % 7 // Monday 0
@@ -194,6 +227,92 @@ func WeekStart(today time.Time) time.Time {
 // periodRules are tried in order; the first that matches names the period. They run on
 // lowercased text.
 var periodRules = []periodRule{
+	{regexp.MustCompile(`\b(?:this|current)\s+quarter\b|\bquarter to date\b|\bqtd\b|本季度|这个季度|本季|这季度|当季`), fixed(func(t time.Time) Period {
+		return Period{Start: QuarterStart(t), End: t.AddDate(0, 0, 1), Kind: "qtd"}
+	})},
+	{regexp.MustCompile(`\b(?:last|previous|prior)\s+quarter\b|上个?季度|上一季度|上季`), fixed(func(t time.Time) Period {
+		s := QuarterStart(t).AddDate(0, -3, 0)
+		return Period{Start: s, End: s.AddDate(0, 3, 0), Kind: "quarter"}
+	})},
+	{regexp.MustCompile(`(?:(\d{4})\s*年?\s*)?(?:\bq([1-4])\b|第?([1-4一二三四])\s*季度?)(?:\s*(?:of\s+)?(\d{4}))?`), func(m []string, today time.Time) (Period, bool) {
+		qs := m[2]
+		if qs == "" {
+			qs = m[3]
+		}
+		if m[2] == "" && !strings.Contains(m[0], "季") {
+			return Period{}, false
+		}
+		q, ok := ParseNumber(qs)
+		if !ok || q < 1 || q > 4 {
+			return Period{}, false
+		}
+		y := today.Year()
+		switch {
+		case m[1] != "":
+			y, _ = strconv.Atoi(m[1])
+		case m[4] != "":
+			y, _ = strconv.Atoi(m[4])
+		default:
+			if time.Date(y, time.Month(3*q-2), 1, 0, 0, 0, 0, time.UTC).After(today) {
+				y--
+			}
+		}
+		s := time.Date(y, time.Month(3*q-2), 1, 0, 0, 0, 0, time.UTC)
+		return Period{Start: s, End: s.AddDate(0, 3, 0), Kind: "quarter"}, true
+	}},
+	{regexp.MustCompile(`(?:(\d{4})\s*年?|(今年|去年))?\s*(上半年|下半年)|\b(first|second)\s+half(?:\s+of\s+(?:(\d{4})|(this|last)\s+year))?\b|\bh([12])(?:\s+(\d{4}))?\b`), func(m []string, today time.Time) (Period, bool) {
+		y := today.Year()
+		switch {
+		case m[1] != "":
+			y, _ = strconv.Atoi(m[1])
+		case m[5] != "":
+			y, _ = strconv.Atoi(m[5])
+		case m[8] != "":
+			y, _ = strconv.Atoi(m[8])
+		case m[2] == "去年" || m[6] == "last":
+			y--
+		}
+		h := 1
+		if m[3] == "下半年" || m[4] == "second" || m[7] == "2" {
+			h = 2
+		}
+		s := time.Date(y, time.Month(6*h-5), 1, 0, 0, 0, 0, time.UTC)
+		if s.After(today) {
+			s = s.AddDate(-1, 0, 0)
+		}
+		e := s.AddDate(0, 6, 0)
+		if e.After(today.AddDate(0, 0, 1)) {
+			e = today.AddDate(0, 0, 1)
+		}
+		return Period{Start: s, End: e, Kind: "half"}, true
+	}},
+	{regexp.MustCompile(`(?:(\d{4})\s*年|(今年|去年))?\s*(\d{1,2}|[一二三四五六七八九十]+)\s*月份?\s*(?:到|至|-|~|～|—)\s*(\d{1,2}|[一二三四五六七八九十]+)\s*月份?|\bfrom\s+` + monthNameRE + `\s+(?:to|until|through)\s+` + monthNameRE + `\b`), func(m []string, today time.Time) (Period, bool) {
+		var a, b int
+		if m[5] != "" {
+			a, b = int(monthNames[m[5]]), int(monthNames[m[6]])
+		} else {
+			var ok1, ok2 bool
+			a, ok1 = ParseNumber(m[3])
+			b, ok2 = ParseNumber(m[4])
+			if !ok1 || !ok2 {
+				return Period{}, false
+			}
+		}
+		if a < 1 || a > 12 || b < a || b > 12 {
+			return Period{}, false
+		}
+		y := today.Year()
+		if m[1] != "" {
+			y, _ = strconv.Atoi(m[1])
+		} else if m[2] == "去年" || time.Month(a) > today.Month() {
+			y--
+		}
+		s := MonthStart(y, time.Month(a))
+		return Period{Start: s, End: MonthStart(y, time.Month(b)).AddDate(0, 1, 0), Kind: "range"}, true
+	}},
+	{regexp.MustCompile(`今年以来|年初至今|今年到现在|since the start of the year|since january`), fixed(func(t time.Time) Period {
+		return Period{Start: time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC), End: t.AddDate(0, 0, 1), Kind: "ytd"}
+	})},
 	{regexp.MustCompile(`(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?\s*(?:to|until|through|and|-|~|～|至|到|—|–)\s*(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?`),
 		func(m []string, _ time.Time) (Period, bool) {
 			s, ok1 := mustDate(m[1], m[2], m[3])
@@ -299,6 +418,30 @@ var periodRules = []periodRule{
 	}},
 }
 
+// ruleHints are, per rule of periodRules (same order), words one of which the text must
+// hold for the rule to be tried ("#" stands for any digit): a cheap test before the
+// regular expression, which keeps Parse fast on long questions.
+var ruleHints = [][]string{
+	{"quarter", "qtd", "季"}, {"quarter", "季"}, {"q", "季"}, {"半年", "half", "h1", "h2"}, {"月", "from"},
+	{"今年", "年初", "since"}, {"#"}, {"#"}, {"#"}, {"#"},
+	{"day"}, {"天", "日"}, {"week"}, {"周", "星期", "礼拜"}, {"month"}, {"月"},
+	{"yesterday", "前天"}, {"yesterday", "昨"}, {"today", "今"}, {"week"}, {"week", "wtd", "周", "星期"},
+	{"week", "周", "星期", "礼拜"}, {"month"}, {"month", "mtd", "月"}, {"month", "月"}, {"year", "ytd", "年"}, {"year", "年"},
+	{"月"}, {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}, {"#"},
+}
+
+func hinted(text string, i int, digits bool) bool {
+	if i >= len(ruleHints) {
+		return true
+	}
+	for _, h := range ruleHints[i] {
+		if h == "#" && digits || h != "#" && strings.Contains(text, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // DefaultDays is the window analysed when a question names no period.
 const DefaultDays = 30
 
@@ -306,7 +449,11 @@ const DefaultDays = 30
 // so callers can mask it.
 func Parse(text string, now time.Time) (Period, [2]int, bool) {
 	today := Day(now)
-	for _, r := range periodRules {
+	digits := strings.ContainsAny(text, "0123456789")
+	for i, r := range periodRules {
+		if !hinted(text, i, digits) {
+			continue
+		}
 		for _, loc := range r.re.FindAllStringSubmatchIndex(text, -1) {
 			m := make([]string, len(loc)/2)
 			for i := range m {

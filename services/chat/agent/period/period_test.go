@@ -33,3 +33,9 @@ func TestPeriods(t *testing.T) {
 		t.Fatal(p.Describe(true), p.Describe(false), w.Range())
 	}
 }
+
+func TestRuleHintsFollowTheRules(t *testing.T) {
+	if len(ruleHints) != len(periodRules) {
+		t.Fatalf("%d hints for %d rules", len(ruleHints), len(periodRules))
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/shopmind/shopmind/services/chat/agent/entities"
 	"github.com/shopmind/shopmind/services/chat/agent/graph"
 	"github.com/shopmind/shopmind/services/chat/agent/period"
+	"github.com/shopmind/shopmind/services/chat/agent/plan"
 )
 
 // OfflineRunner runs the experts without a model: each expert's fixed analysis over the
@@ -203,7 +204,36 @@ func (r *offlineExpert) sales() error {
 			gran, r.value(metrics[0], hv), trend.Label(hi), r.value(metrics[0], lv), trend.Label(lo)))
 		r.chart(r.byName[metrics[0]].LabelIn(r.zh)+" · "+gran+" · "+r.p.Range(), trend)
 	}
+	r.drivers(metrics[0])
 	return nil
+}
+
+// drivers adds what moved the metric between the previous period and the period: the
+// members of shop, platform, category and goods that contributed most (the query plan's
+// drivers analysis, as the chat answers "why did GMV change").
+func (r *offlineExpert) drivers(metric string) {
+	var metrics []agent.MetricInfo
+	for _, m := range r.byName {
+		metrics = append(metrics, m)
+	}
+	p := plan.Plan{Analysis: plan.Drivers, Metrics: []string{metric},
+		CompareStart: r.prev.Start.Format(time.DateOnly), CompareEnd: r.prev.LastDay().Format(time.DateOnly)}
+	p.SetPeriod(r.p)
+	x := &plan.Executor{Analytics: r.o.analytics, Metrics: metrics}
+	res, err := x.Execute(r.ctx, p)
+	if err != nil {
+		r.note(r.tr("drivers", "变化原因"), err)
+		return
+	}
+	rd := plan.Renderer{ByName: r.byName, ZH: r.zh}
+	text := rd.Narrative(res)
+	if i := strings.Index(text, "\n- "); i >= 0 { // the drivers' lines, without the totals
+		for _, line := range strings.Split(text[i+1:], "\n") {
+			if strings.HasPrefix(line, "- ") {
+				r.lines = append(r.lines, r.tr("- change ", "- 变化")+strings.TrimPrefix(line, "- "))
+			}
+		}
+	}
 }
 
 // leaders writes the top rows of a split with their share of total (when known).

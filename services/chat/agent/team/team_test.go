@@ -121,7 +121,7 @@ func TestOfflineTeamReport(t *testing.T) {
 		"**GMV** (gmv): " + charts.FormatNumber(gmv, 2), charts.FormatNumber(gmvPrev, 2),
 		cat[1].GetStringValue() + ": " + charts.FormatNumber(cat[2].GetNumberValue(), 2),
 		shop[1].GetStringValue() + ": " + charts.FormatNumber(shop[2].GetNumberValue(), 2),
-		"by staff member: not available", "3 of 3 experts reported."} {
+		"by staff member: not available", "3 of 3 experts reported.", "- change by shop: ", "of the change)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}

@@ -301,6 +301,12 @@ type DerivedConfig struct {
 	// Catalog column (role time) the query's start_time/end_time range filters on, as `column` or
 	// `table.column`. Empty: the default time column of the source table.
 	TimeRangeField string `protobuf:"bytes,3,opt,name=time_range_field,json=timeRangeField,proto3" json:"time_range_field,omitempty"`
+	// Conditions a row of the source table must meet to count, all joined with AND, as an
+	// order metric's query_condition: fields name columns of source_field's table (for example
+	// status in ["paid", "shipped", "completed"] on basic_order_items, so units sold leave out
+	// cancelled, pending and refunded orders). At most 20; empty: every row counts. Checked by
+	// the service like query_condition (unknown column, operator or value type: 400).
+	QueryCondition []*Condition `protobuf:"bytes,4,rep,name=query_condition,json=queryCondition,proto3" json:"query_condition,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -354,6 +360,13 @@ func (x *DerivedConfig) GetTimeRangeField() string {
 		return x.TimeRangeField
 	}
 	return ""
+}
+
+func (x *DerivedConfig) GetQueryCondition() []*Condition {
+	if x != nil {
+		return x.QueryCondition
+	}
+	return nil
 }
 
 // OrderConfig: an order metric aggregates one column of the orders table over the orders that
@@ -2493,11 +2506,12 @@ const file_shopmind_analysis_v1_analysis_proto_rawDesc = "" +
 	"\aderived\x18\x01 \x01(\v2#.shopmind.analysis.v1.DerivedConfigH\x00R\aderived\x129\n" +
 	"\x05order\x18\x02 \x01(\v2!.shopmind.analysis.v1.OrderConfigH\x00R\x05order\x12?\n" +
 	"\aformula\x18\x03 \x01(\v2#.shopmind.analysis.v1.FormulaConfigH\x00R\aformulaB\r\n" +
-	"\x04kind\x12\x05\xbaH\x02\b\x01\"\xa7\x02\n" +
+	"\x04kind\x12\x05\xbaH\x02\b\x01\"\xfb\x02\n" +
 	"\rDerivedConfig\x12[\n" +
 	"\fsource_field\x18\x01 \x01(\tB8\xbaH5r321^[a-z_][a-z0-9_]{0,63}(\\.[a-z_][a-z0-9_]{0,63})?$R\vsourceField\x12R\n" +
 	"\vaggregation\x18\x02 \x01(\tB0\xbaH-r+R\x03sumR\x05countR\x0ecount_distinctR\x03avgR\x03minR\x03maxR\vaggregation\x12e\n" +
-	"\x10time_range_field\x18\x03 \x01(\tB;\xbaH8\xd8\x01\x01r321^[a-z_][a-z0-9_]{0,63}(\\.[a-z_][a-z0-9_]{0,63})?$R\x0etimeRangeField\"\x91\x02\n" +
+	"\x10time_range_field\x18\x03 \x01(\tB;\xbaH8\xd8\x01\x01r321^[a-z_][a-z0-9_]{0,63}(\\.[a-z_][a-z0-9_]{0,63})?$R\x0etimeRangeField\x12R\n" +
+	"\x0fquery_condition\x18\x04 \x03(\v2\x1f.shopmind.analysis.v1.ConditionB\b\xbaH\x05\x92\x01\x02\x10\x14R\x0equeryCondition\"\x91\x02\n" +
 	"\vOrderConfig\x12Y\n" +
 	"\vorder_field\x18\x01 \x01(\tB8\xbaH5r321^[a-z_][a-z0-9_]{0,63}(\\.[a-z_][a-z0-9_]{0,63})?$R\n" +
 	"orderField\x12S\n" +
@@ -2751,62 +2765,63 @@ var file_shopmind_analysis_v1_analysis_proto_depIdxs = []int32{
 	2,  // 3: shopmind.analysis.v1.MetricConfig.derived:type_name -> shopmind.analysis.v1.DerivedConfig
 	3,  // 4: shopmind.analysis.v1.MetricConfig.order:type_name -> shopmind.analysis.v1.OrderConfig
 	4,  // 5: shopmind.analysis.v1.MetricConfig.formula:type_name -> shopmind.analysis.v1.FormulaConfig
-	5,  // 6: shopmind.analysis.v1.OrderConfig.query_condition:type_name -> shopmind.analysis.v1.Condition
-	35, // 7: shopmind.analysis.v1.Condition.value:type_name -> google.protobuf.Value
-	0,  // 8: shopmind.analysis.v1.MetricGroup.metrics:type_name -> shopmind.analysis.v1.Metric
-	6,  // 9: shopmind.analysis.v1.ListMetricsResponse.groups:type_name -> shopmind.analysis.v1.MetricGroup
-	0,  // 10: shopmind.analysis.v1.CreateMetricRequest.metric:type_name -> shopmind.analysis.v1.Metric
-	0,  // 11: shopmind.analysis.v1.CreateMetricResponse.metric:type_name -> shopmind.analysis.v1.Metric
-	0,  // 12: shopmind.analysis.v1.UpdateMetricRequest.metric:type_name -> shopmind.analysis.v1.Metric
-	36, // 13: shopmind.analysis.v1.UpdateMetricRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 14: shopmind.analysis.v1.UpdateMetricResponse.metric:type_name -> shopmind.analysis.v1.Metric
-	15, // 15: shopmind.analysis.v1.CatalogTable.columns:type_name -> shopmind.analysis.v1.CatalogColumn
-	16, // 16: shopmind.analysis.v1.GetCatalogResponse.tables:type_name -> shopmind.analysis.v1.CatalogTable
-	17, // 17: shopmind.analysis.v1.GetCatalogResponse.dimensions:type_name -> shopmind.analysis.v1.CatalogDimension
-	34, // 18: shopmind.analysis.v1.PreviewQueryRequest.start_time:type_name -> google.protobuf.Timestamp
-	34, // 19: shopmind.analysis.v1.PreviewQueryRequest.end_time:type_name -> google.protobuf.Timestamp
-	5,  // 20: shopmind.analysis.v1.PreviewQueryRequest.filters:type_name -> shopmind.analysis.v1.Condition
-	20, // 21: shopmind.analysis.v1.PreviewQueryRequest.sort:type_name -> shopmind.analysis.v1.QuerySort
-	21, // 22: shopmind.analysis.v1.PreviewQueryResponse.columns:type_name -> shopmind.analysis.v1.ResultColumn
-	37, // 23: shopmind.analysis.v1.PreviewQueryResponse.rows:type_name -> google.protobuf.ListValue
-	35, // 24: shopmind.analysis.v1.PreviewQueryResponse.params:type_name -> google.protobuf.Value
-	34, // 25: shopmind.analysis.v1.GenerateSqlRequest.start_time:type_name -> google.protobuf.Timestamp
-	34, // 26: shopmind.analysis.v1.GenerateSqlRequest.end_time:type_name -> google.protobuf.Timestamp
-	5,  // 27: shopmind.analysis.v1.GenerateSqlRequest.filters:type_name -> shopmind.analysis.v1.Condition
-	20, // 28: shopmind.analysis.v1.GenerateSqlRequest.sort:type_name -> shopmind.analysis.v1.QuerySort
-	35, // 29: shopmind.analysis.v1.GenerateSqlResponse.params:type_name -> google.protobuf.Value
-	27, // 30: shopmind.analysis.v1.ExecuteSqlResponse.columns:type_name -> shopmind.analysis.v1.SqlColumn
-	37, // 31: shopmind.analysis.v1.ExecuteSqlResponse.rows:type_name -> google.protobuf.ListValue
-	35, // 32: shopmind.analysis.v1.ExecuteSqlResponse.params:type_name -> google.protobuf.Value
-	34, // 33: shopmind.analysis.v1.CheckAnomaliesRequest.day:type_name -> google.protobuf.Timestamp
-	5,  // 34: shopmind.analysis.v1.CheckAnomaliesRequest.filters:type_name -> shopmind.analysis.v1.Condition
-	34, // 35: shopmind.analysis.v1.CheckAnomaliesResponse.day:type_name -> google.protobuf.Timestamp
-	32, // 36: shopmind.analysis.v1.CheckAnomaliesResponse.metrics:type_name -> shopmind.analysis.v1.MetricAnomaly
-	7,  // 37: shopmind.analysis.v1.MetricService.ListMetrics:input_type -> shopmind.analysis.v1.ListMetricsRequest
-	9,  // 38: shopmind.analysis.v1.MetricService.CreateMetric:input_type -> shopmind.analysis.v1.CreateMetricRequest
-	11, // 39: shopmind.analysis.v1.MetricService.UpdateMetric:input_type -> shopmind.analysis.v1.UpdateMetricRequest
-	13, // 40: shopmind.analysis.v1.MetricService.DeleteMetric:input_type -> shopmind.analysis.v1.DeleteMetricRequest
-	18, // 41: shopmind.analysis.v1.QueryService.GetCatalog:input_type -> shopmind.analysis.v1.GetCatalogRequest
-	22, // 42: shopmind.analysis.v1.QueryService.PreviewQuery:input_type -> shopmind.analysis.v1.PreviewQueryRequest
-	24, // 43: shopmind.analysis.v1.QueryService.GenerateSql:input_type -> shopmind.analysis.v1.GenerateSqlRequest
-	26, // 44: shopmind.analysis.v1.QueryService.ExecuteSql:input_type -> shopmind.analysis.v1.ExecuteSqlRequest
-	29, // 45: shopmind.analysis.v1.QueryService.GetSqlSandbox:input_type -> shopmind.analysis.v1.GetSqlSandboxRequest
-	31, // 46: shopmind.analysis.v1.QueryService.CheckAnomalies:input_type -> shopmind.analysis.v1.CheckAnomaliesRequest
-	8,  // 47: shopmind.analysis.v1.MetricService.ListMetrics:output_type -> shopmind.analysis.v1.ListMetricsResponse
-	10, // 48: shopmind.analysis.v1.MetricService.CreateMetric:output_type -> shopmind.analysis.v1.CreateMetricResponse
-	12, // 49: shopmind.analysis.v1.MetricService.UpdateMetric:output_type -> shopmind.analysis.v1.UpdateMetricResponse
-	14, // 50: shopmind.analysis.v1.MetricService.DeleteMetric:output_type -> shopmind.analysis.v1.DeleteMetricResponse
-	19, // 51: shopmind.analysis.v1.QueryService.GetCatalog:output_type -> shopmind.analysis.v1.GetCatalogResponse
-	23, // 52: shopmind.analysis.v1.QueryService.PreviewQuery:output_type -> shopmind.analysis.v1.PreviewQueryResponse
-	25, // 53: shopmind.analysis.v1.QueryService.GenerateSql:output_type -> shopmind.analysis.v1.GenerateSqlResponse
-	28, // 54: shopmind.analysis.v1.QueryService.ExecuteSql:output_type -> shopmind.analysis.v1.ExecuteSqlResponse
-	30, // 55: shopmind.analysis.v1.QueryService.GetSqlSandbox:output_type -> shopmind.analysis.v1.GetSqlSandboxResponse
-	33, // 56: shopmind.analysis.v1.QueryService.CheckAnomalies:output_type -> shopmind.analysis.v1.CheckAnomaliesResponse
-	47, // [47:57] is the sub-list for method output_type
-	37, // [37:47] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	5,  // 6: shopmind.analysis.v1.DerivedConfig.query_condition:type_name -> shopmind.analysis.v1.Condition
+	5,  // 7: shopmind.analysis.v1.OrderConfig.query_condition:type_name -> shopmind.analysis.v1.Condition
+	35, // 8: shopmind.analysis.v1.Condition.value:type_name -> google.protobuf.Value
+	0,  // 9: shopmind.analysis.v1.MetricGroup.metrics:type_name -> shopmind.analysis.v1.Metric
+	6,  // 10: shopmind.analysis.v1.ListMetricsResponse.groups:type_name -> shopmind.analysis.v1.MetricGroup
+	0,  // 11: shopmind.analysis.v1.CreateMetricRequest.metric:type_name -> shopmind.analysis.v1.Metric
+	0,  // 12: shopmind.analysis.v1.CreateMetricResponse.metric:type_name -> shopmind.analysis.v1.Metric
+	0,  // 13: shopmind.analysis.v1.UpdateMetricRequest.metric:type_name -> shopmind.analysis.v1.Metric
+	36, // 14: shopmind.analysis.v1.UpdateMetricRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 15: shopmind.analysis.v1.UpdateMetricResponse.metric:type_name -> shopmind.analysis.v1.Metric
+	15, // 16: shopmind.analysis.v1.CatalogTable.columns:type_name -> shopmind.analysis.v1.CatalogColumn
+	16, // 17: shopmind.analysis.v1.GetCatalogResponse.tables:type_name -> shopmind.analysis.v1.CatalogTable
+	17, // 18: shopmind.analysis.v1.GetCatalogResponse.dimensions:type_name -> shopmind.analysis.v1.CatalogDimension
+	34, // 19: shopmind.analysis.v1.PreviewQueryRequest.start_time:type_name -> google.protobuf.Timestamp
+	34, // 20: shopmind.analysis.v1.PreviewQueryRequest.end_time:type_name -> google.protobuf.Timestamp
+	5,  // 21: shopmind.analysis.v1.PreviewQueryRequest.filters:type_name -> shopmind.analysis.v1.Condition
+	20, // 22: shopmind.analysis.v1.PreviewQueryRequest.sort:type_name -> shopmind.analysis.v1.QuerySort
+	21, // 23: shopmind.analysis.v1.PreviewQueryResponse.columns:type_name -> shopmind.analysis.v1.ResultColumn
+	37, // 24: shopmind.analysis.v1.PreviewQueryResponse.rows:type_name -> google.protobuf.ListValue
+	35, // 25: shopmind.analysis.v1.PreviewQueryResponse.params:type_name -> google.protobuf.Value
+	34, // 26: shopmind.analysis.v1.GenerateSqlRequest.start_time:type_name -> google.protobuf.Timestamp
+	34, // 27: shopmind.analysis.v1.GenerateSqlRequest.end_time:type_name -> google.protobuf.Timestamp
+	5,  // 28: shopmind.analysis.v1.GenerateSqlRequest.filters:type_name -> shopmind.analysis.v1.Condition
+	20, // 29: shopmind.analysis.v1.GenerateSqlRequest.sort:type_name -> shopmind.analysis.v1.QuerySort
+	35, // 30: shopmind.analysis.v1.GenerateSqlResponse.params:type_name -> google.protobuf.Value
+	27, // 31: shopmind.analysis.v1.ExecuteSqlResponse.columns:type_name -> shopmind.analysis.v1.SqlColumn
+	37, // 32: shopmind.analysis.v1.ExecuteSqlResponse.rows:type_name -> google.protobuf.ListValue
+	35, // 33: shopmind.analysis.v1.ExecuteSqlResponse.params:type_name -> google.protobuf.Value
+	34, // 34: shopmind.analysis.v1.CheckAnomaliesRequest.day:type_name -> google.protobuf.Timestamp
+	5,  // 35: shopmind.analysis.v1.CheckAnomaliesRequest.filters:type_name -> shopmind.analysis.v1.Condition
+	34, // 36: shopmind.analysis.v1.CheckAnomaliesResponse.day:type_name -> google.protobuf.Timestamp
+	32, // 37: shopmind.analysis.v1.CheckAnomaliesResponse.metrics:type_name -> shopmind.analysis.v1.MetricAnomaly
+	7,  // 38: shopmind.analysis.v1.MetricService.ListMetrics:input_type -> shopmind.analysis.v1.ListMetricsRequest
+	9,  // 39: shopmind.analysis.v1.MetricService.CreateMetric:input_type -> shopmind.analysis.v1.CreateMetricRequest
+	11, // 40: shopmind.analysis.v1.MetricService.UpdateMetric:input_type -> shopmind.analysis.v1.UpdateMetricRequest
+	13, // 41: shopmind.analysis.v1.MetricService.DeleteMetric:input_type -> shopmind.analysis.v1.DeleteMetricRequest
+	18, // 42: shopmind.analysis.v1.QueryService.GetCatalog:input_type -> shopmind.analysis.v1.GetCatalogRequest
+	22, // 43: shopmind.analysis.v1.QueryService.PreviewQuery:input_type -> shopmind.analysis.v1.PreviewQueryRequest
+	24, // 44: shopmind.analysis.v1.QueryService.GenerateSql:input_type -> shopmind.analysis.v1.GenerateSqlRequest
+	26, // 45: shopmind.analysis.v1.QueryService.ExecuteSql:input_type -> shopmind.analysis.v1.ExecuteSqlRequest
+	29, // 46: shopmind.analysis.v1.QueryService.GetSqlSandbox:input_type -> shopmind.analysis.v1.GetSqlSandboxRequest
+	31, // 47: shopmind.analysis.v1.QueryService.CheckAnomalies:input_type -> shopmind.analysis.v1.CheckAnomaliesRequest
+	8,  // 48: shopmind.analysis.v1.MetricService.ListMetrics:output_type -> shopmind.analysis.v1.ListMetricsResponse
+	10, // 49: shopmind.analysis.v1.MetricService.CreateMetric:output_type -> shopmind.analysis.v1.CreateMetricResponse
+	12, // 50: shopmind.analysis.v1.MetricService.UpdateMetric:output_type -> shopmind.analysis.v1.UpdateMetricResponse
+	14, // 51: shopmind.analysis.v1.MetricService.DeleteMetric:output_type -> shopmind.analysis.v1.DeleteMetricResponse
+	19, // 52: shopmind.analysis.v1.QueryService.GetCatalog:output_type -> shopmind.analysis.v1.GetCatalogResponse
+	23, // 53: shopmind.analysis.v1.QueryService.PreviewQuery:output_type -> shopmind.analysis.v1.PreviewQueryResponse
+	25, // 54: shopmind.analysis.v1.QueryService.GenerateSql:output_type -> shopmind.analysis.v1.GenerateSqlResponse
+	28, // 55: shopmind.analysis.v1.QueryService.ExecuteSql:output_type -> shopmind.analysis.v1.ExecuteSqlResponse
+	30, // 56: shopmind.analysis.v1.QueryService.GetSqlSandbox:output_type -> shopmind.analysis.v1.GetSqlSandboxResponse
+	33, // 57: shopmind.analysis.v1.QueryService.CheckAnomalies:output_type -> shopmind.analysis.v1.CheckAnomaliesResponse
+	48, // [48:58] is the sub-list for method output_type
+	38, // [38:48] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_shopmind_analysis_v1_analysis_proto_init() }
