@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/protobuf/proto"
 
 	nl2sqlv1 "github.com/shopmind/shopmind/gen/go/shopmind/nl2sql/v1"
@@ -110,8 +111,18 @@ func (b *bridge) record(ctx context.Context, p policyRecord) {
 }
 
 // store writes the role (when new) and the policy in one transaction; storing twice is
-// harmless.
+// harmless. A name another request recorded first (two concurrent first requests) is
+// dropped: the policy is recorded without it.
 func (b *bridge) store(ctx context.Context, p policyRecord) error {
+	err := b.storeOnce(ctx, p)
+	if pgErr := (*pgconn.PgError)(nil); p.Name != "" && errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		p.Name = ""
+		err = b.storeOnce(ctx, p)
+	}
+	return err
+}
+
+func (b *bridge) storeOnce(ctx context.Context, p policyRecord) error {
 	tx, err := b.pool.Begin(ctx)
 	if err != nil {
 		return err
