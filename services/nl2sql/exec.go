@@ -3,8 +3,10 @@ package nl2sql
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/sqlsandbox"
 	"github.com/shopmind/shopmind/services/nl2sql/provider"
@@ -65,7 +67,18 @@ func (e sandboxExecutor) Run(ctx context.Context, scope provider.Scope, sql stri
 		for i, v := range f.Values {
 			vals[i] = v
 		}
-		sc.RowFilters = append(sc.RowFilters, sqlsandbox.RowFilter{Column: f.Column, Values: vals})
+		sc.RowFilters = append(sc.RowFilters, sqlsandbox.RowFilter{Table: f.Table, Column: f.Column, Values: vals})
+	}
+	if scope.Tables != nil { // only the tables the role's policies allow
+		rw, err := e.sb.Rewrite(ctx, sc, sql, maxRows)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range rw.Tables {
+			if !slices.Contains(scope.Tables, t) {
+				return nil, apperr.New(apperr.KindForbidden, "the chat's role does not allow table %s", t)
+			}
+		}
 	}
 	res, err := e.sb.Run(ctx, sc, sql, maxRows)
 	if err != nil {
