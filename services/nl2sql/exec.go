@@ -4,13 +4,18 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/sqlsandbox"
 	"github.com/shopmind/shopmind/services/nl2sql/provider"
 )
+
+// catalogTTL bounds how long a new diy_* table takes to reach the built-in provider's sandbox.
+const catalogTTL = 30 * time.Second
 
 // providerSettings are the built-in provider's configuration: the nl2sql variables and the
 // SQL sandbox's caps (SHOPMIND_SANDBOX_*, internal/sqlsandbox/SANDBOX.md).
@@ -46,6 +51,8 @@ func openExecutor(ctx context.Context, deps service.Deps, cfg sqlsandbox.Config)
 	if err != nil {
 		return nil, err
 	}
+	// The catalog is read once per catalogTTL, not on every question.
+	sb.WithCatalog(catalog.Cache(store.Catalog, catalogTTL))
 	context.AfterFunc(ctx, sb.Close)
 	return sandboxExecutor{sb}, nil
 }
