@@ -16,8 +16,8 @@ import (
 	"github.com/shopmind/shopmind/internal/waf/crs"
 )
 
-// The adapter answers a block with the 403 envelope and a body over the inspection limit
-// with the 413 envelope, each with the WAF's message; anything else reaches the handler.
+// The adapter answers a block with the 403 envelope, a body over the inspection limit
+// with the 413 envelope, bytes the platform refuses with its 400 naming the field, each with the WAF's message; anything else reaches the handler.
 func TestWAFAnswers(t *testing.T) {
 	for _, c := range []struct {
 		verdict waf.Verdict
@@ -28,6 +28,8 @@ func TestWAFAnswers(t *testing.T) {
 			`{"code":403,"message":"request blocked by the web application firewall (rule 942100)","data":null}`},
 		{waf.Verdict{Blocked: true, TooLarge: true, Message: "request body too large"}, 413,
 			`{"code":413,"message":"request body too large","data":null}`},
+		{waf.Verdict{Blocked: true, Invalid: true, Message: "name: must not contain NUL characters (U+0000)"}, 400,
+			`{"code":400,"message":"name: must not contain NUL characters (U+0000)","data":null}`},
 		{waf.Verdict{}, 204, ""},
 	} {
 		h := gateway.WAF(func(*http.Request) waf.Verdict { return c.verdict })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))

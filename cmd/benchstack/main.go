@@ -1,12 +1,14 @@
-// Command benchstack measures the whole ShopMind stack against a hand-written peer on the same
-// queries (issue 19; `make bench-stack`).
+// Command benchstack measures the whole ShopMind stack against two hand-written peers
+// (`make bench-stack`).
 //
 // It starts ShopMind (bin/shopmind serve, demo data, the WAF on, the rate limit raised) and
-// the peer (this binary with the argument "peer": net/http + golang-jwt + pgx, see peer.go)
-// as two processes on one database, logs in once, checks that both answer the same JSON for
-// each endpoint, then loads each endpoint with wrk from a third process, ShopMind and the peer
-// alternately, and prints the ratio of throughput and of p50/p99 latency per endpoint
-// (medians over the rounds).
+// two peers (this binary with the argument "peer": net/http + golang-jwt + pgx, the default
+// pool, see peer.go): the mirrored one runs the SQL ShopMind's stores run, the lean one
+// (-lean, lean.go) the plainest SQL a new user would write. All run on one database; it logs
+// in once, checks that all three answer the same JSON for each endpoint, then loads each
+// endpoint with wrk from another process, the servers in turn (the order rotating per
+// round), and prints the ratio of throughput and of p50/p99 latency of ShopMind to each peer
+// per endpoint (medians over the rounds).
 package main
 
 import (
@@ -24,7 +26,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"reflect"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -69,6 +70,7 @@ func runPeer(args []string) {
 	addr := fs.String("addr", "127.0.0.1:18180", "listen address")
 	dbURL := fs.String("database", "", "database URL")
 	audience := fs.String("audience", "dev", "the tokens' audience (ShopMind's environment)")
+	lean := fs.Bool("lean", false, "the lean peer (lean.go) instead of the mirrored one")
 	_ = fs.Parse(args)
 	var codes []string
 	for c := range authn.Permissions() {
@@ -76,7 +78,7 @@ func runPeer(args []string) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := servePeer(ctx, *addr, *dbURL, []byte(os.Getenv("SHOPMIND_JWT_SECRET")), *audience, codes); err != nil {
+	if err := servePeer(ctx, *addr, *dbURL, []byte(os.Getenv("SHOPMIND_JWT_SECRET")), *audience, codes, *lean); err != nil {
 		fmt.Fprintln(os.Stderr, "peer:", err)
 		os.Exit(1)
 	}
@@ -161,7 +163,7 @@ func run(ctx context.Context, shopmindBin, dbURL string, rounds int, duration ti
 	if err != nil {
 		return err
 	}
-	smAddr, peerAddr := freeAddr(), freeAddr()
+	smAddr, peerAddr, leanAddr := freeAddr(), freeAddr(), freeAddr()
 	sm, err := start(ctx, "ShopMind", logDir+"/shopmind.log", "http://"+smAddr+"/readyz",
 		[]string{"SHOPMIND_DATABASE_URL=" + dbURL, "SHOPMIND_HTTP_ADDR=" + smAddr, "SHOPMIND_GRPC_ADDR=" + freeAddr(),
 			"SHOPMIND_DEMO_DATA=true", "SHOPMIND_JWT_SECRET=" + jwtSecret, "SHOPMIND_RATE_LIMIT_RPS=1000000",
@@ -180,25 +182,31 @@ func run(ctx context.Context, shopmindBin, dbURL string, rounds int, duration ti
 	if err != nil {
 		return err
 	}
+	lean, err := start(ctx, "lean peer", logDir+"/lean.log", "http://"+leanAddr+"/healthz",
+		[]string{"SHOPMIND_JWT_SECRET=" + jwtSecret}, self, "peer", "-lean", "-addr", leanAddr, "-database", dbURL, "-audience", audience)
+	defer stopProcess(lean)
+	if err != nil {
+		return err
+	}
 	for _, e := range endpoints {
-		if err := sameAnswer("http://"+smAddr+e.Path, "http://"+peerAddr+e.Path, token); err != nil {
-			return fmt.Errorf("%s: %w", e.Name, err)
+		for _, other := range []string{peerAddr, leanAddr} {
+			if err := sameAnswer("http://"+smAddr+e.Path, "http://"+other+e.Path, token); err != nil {
+				return fmt.Errorf("%s: %w", e.Name, err)
+			}
 		}
 	}
-	fmt.Printf("ShopMind %s and the peer %s answer the same JSON; wrk -t%d -c%d -d%s, %d rounds alternating (logs in %s)\n",
-		smAddr, peerAddr, threads, conns, duration, rounds, logDir)
+	fmt.Printf("ShopMind %s, the mirrored peer %s and the lean peer %s answer the same JSON; wrk -t%d -c%d -d%s, %d rounds in turn (logs in %s)\n",
+		smAddr, peerAddr, leanAddr, threads, conns, duration, rounds, logDir)
+	addrs := map[string]string{"shopmind": smAddr, "peer": peerAddr, "lean": leanAddr}
 	results := map[string]map[string][]load{}
 	for r := 0; r < rounds; r++ {
 		for _, e := range endpoints {
-			order := []string{"shopmind", "peer"}
-			if r%2 == 1 {
-				slices.Reverse(order)
+			order := []string{"shopmind", "peer", "lean"}
+			for i := 0; i < r%len(order); i++ { // rotate: each server goes first in turn
+				order = append(order[1:], order[0])
 			}
 			for _, target := range order {
-				addr := smAddr
-				if target == "peer" {
-					addr = peerAddr
-				}
+				addr := addrs[target]
 				l, err := runWrk(ctx, "http://"+addr+e.Path, token, duration, conns, threads)
 				if err != nil {
 					return fmt.Errorf("%s on %s: %w", e.Name, target, err)
@@ -213,12 +221,16 @@ func run(ctx context.Context, shopmindBin, dbURL string, rounds int, duration ti
 		}
 	}
 	fmt.Println()
-	fmt.Println("| endpoint | ShopMind req/s | peer req/s | throughput ratio | p50 ShopMind / peer | p99 ShopMind / peer |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| endpoint | peer | ShopMind req/s | peer req/s | throughput ratio | p50 ShopMind / peer | p99 ShopMind / peer |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, e := range endpoints {
-		s, p := median(results[e.Name]["shopmind"]), median(results[e.Name]["peer"])
-		fmt.Printf("| %s | %.0f | %.0f | %.0f%% | %.2f / %.2f ms (%.2fx) | %.2f / %.2f ms (%.2fx) |\n", e.Name, s.RPS, p.RPS,
-			100*s.RPS/p.RPS, s.P50, p.P50, s.P50/p.P50, s.P99, p.P99, s.P99/p.P99)
+		s := median(results[e.Name]["shopmind"])
+		for _, other := range []string{"peer", "lean"} {
+			p := median(results[e.Name][other])
+			name := map[string]string{"peer": "mirrored", "lean": "lean"}[other]
+			fmt.Printf("| %s | %s | %.0f | %.0f | %.0f%% | %.2f / %.2f ms (%.2fx) | %.2f / %.2f ms (%.2fx) |\n", e.Name, name, s.RPS, p.RPS,
+				100*s.RPS/p.RPS, s.P50, p.P50, s.P50/p.P50, s.P99, p.P99, s.P99/p.P99)
+		}
 	}
 	return nil
 }

@@ -40,7 +40,10 @@ type peerClaims struct {
 	jwt.RegisteredClaims
 }
 
-func (p *peer) handler() http.Handler {
+func (p *peer) handler() http.Handler { return p.routes(p.info, p.goods, p.metrics) }
+
+// routes serves the three endpoints with the given handlers behind the token check.
+func (p *peer) routes(info, goods, metrics func(http.ResponseWriter, *http.Request, *peerClaims)) http.Handler {
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}), jwt.WithExpirationRequired(),
 		jwt.WithIssuer("shopmind"), jwt.WithAudience(p.audience))
 	auth := func(next func(http.ResponseWriter, *http.Request, *peerClaims)) http.HandlerFunc {
@@ -60,9 +63,9 @@ func (p *peer) handler() http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeEnvelope(w, 200, 0, "ok", nil) })
-	mux.HandleFunc("GET /tenant/api/v1/tenant/auth/info", auth(p.info))
-	mux.HandleFunc("GET /basic/api/v1/basic/goods", auth(p.goods))
-	mux.HandleFunc("GET /analysis/api/v1/analytics/metrics", auth(p.metrics))
+	mux.HandleFunc("GET /tenant/api/v1/tenant/auth/info", auth(info))
+	mux.HandleFunc("GET /basic/api/v1/basic/goods", auth(goods))
+	mux.HandleFunc("GET /analysis/api/v1/analytics/metrics", auth(metrics))
 	return mux
 }
 
@@ -178,16 +181,25 @@ type goodsItem struct {
 	UpdatedAt       string   `json:"updated_at"`
 }
 
-// goods: the count and one page, newest first, in one round trip (a pipelined batch).
-func (p *peer) goods(w http.ResponseWriter, r *http.Request, c *peerClaims) {
+// pageSize reads page_size (default 20), answering 400 itself when it is not 1 to 100.
+func pageSize(w http.ResponseWriter, r *http.Request) (int, bool) {
 	size := 20
 	if v := r.URL.Query().Get("page_size"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
 			writeEnvelope(w, http.StatusBadRequest, 3, "page_size: must be 1 to 100", nil)
-			return
+			return 0, false
 		}
 		size = n
+	}
+	return size, true
+}
+
+// goods: the count and one page, newest first, in one round trip (a pipelined batch).
+func (p *peer) goods(w http.ResponseWriter, r *http.Request, c *peerClaims) {
+	size, ok := pageSize(w, r)
+	if !ok {
+		return
 	}
 	batch := &pgx.Batch{}
 	batch.Queue(`SELECT count(*) FROM basic.goods g WHERE g.tenant_id = $1 AND g.status <> 'deleted'`, c.TenantID)
@@ -328,7 +340,7 @@ func (p *peer) metrics(w http.ResponseWriter, r *http.Request, c *peerClaims) {
 }
 
 // servePeer runs the peer until ctx ends.
-func servePeer(ctx context.Context, addr, databaseURL string, secret []byte, audience string, adminCodes []string) error {
+func servePeer(ctx context.Context, addr, databaseURL string, secret []byte, audience string, adminCodes []string, lean bool) error {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return err
@@ -339,8 +351,12 @@ func servePeer(ctx context.Context, addr, databaseURL string, secret []byte, aud
 	}
 	defer pool.Close()
 	slices.Sort(adminCodes)
-	srv := &http.Server{Addr: addr, Handler: (&peer{pool: pool, secret: secret, audience: audience, adminCodes: adminCodes}).handler(),
-		ReadHeaderTimeout: 5 * time.Second}
+	p := &peer{pool: pool, secret: secret, audience: audience, adminCodes: adminCodes}
+	handler := p.handler()
+	if lean {
+		handler = p.leanHandler()
+	}
+	srv := &http.Server{Addr: addr, Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

@@ -50,6 +50,10 @@ func run(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("no command\n%s", usage())
 	}
+	if u := commandUsage(args[0]); u != "" && wantsHelp(args[1:]) {
+		fmt.Println(u)
+		return nil
+	}
 	defs := services.All()
 	names := make([]string, len(defs))
 	for i, d := range defs {
@@ -107,4 +111,44 @@ func run(args []string) error {
 	default:
 		return fmt.Errorf("unknown command %q\n%s", args[0], usage())
 	}
+}
+
+// wantsHelp reports whether a command's arguments ask for its usage: -h, -help or --help
+// anywhere before a "--", or "help" as the first.
+func wantsHelp(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "-h" || a == "-help" || a == "--help", i == 0 && a == "help":
+			return true
+		}
+	}
+	return false
+}
+
+// commandUsage is the part of usage() about one command: its "shopmind <command> ..." lines
+// and the lines indented under them ("" for a command usage() does not list). Every
+// command listed in usage() answers `shopmind <command> --help` (and -h) with it and exit
+// status 0, before its own flags are parsed (TestEveryCommandHasHelp).
+func commandUsage(command string) string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(usage(), "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(trimmed, "shopmind "):
+			rest := strings.TrimPrefix(trimmed, "shopmind ")
+			in = rest == command || strings.HasPrefix(rest, command+" ")
+		case !strings.HasPrefix(line, "  "):
+			in = false
+		}
+		if in {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "usage:\n" + strings.Join(out, "\n")
 }

@@ -76,7 +76,7 @@ func Handler(binaryVersion string) http.Handler {
 			h.Set("Content-Type", "application/json")
 			h.Set("Access-Control-Allow-Origin", "*") // public and without credentials: editors and generators may fetch it
 			h.Set("Cache-Control", "no-cache")
-			_, _ = w.Write(openapi.ServedHost(docs[p], r))
+			_ = openapi.WriteServedHost(w, docs[p], r) // no copy of the document per request
 		case PathDocs, PathDocs + "/":
 			h.Set("Content-Type", "text/html; charset=utf-8")
 			h.Set("Cache-Control", "no-cache")

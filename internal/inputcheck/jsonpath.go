@@ -36,6 +36,11 @@ func NamedDecodeError(err error, body []byte) error {
 		}
 	}
 	if off < 0 {
+		// protojson answers a lone surrogate escape with "unexpected EOF" and no position:
+		// name the string that holds it.
+		if p, ok := JSONTextProblem(body, 10000); ok && p.Rule == RuleUTF8 {
+			return fmt.Errorf("%s (%w)", p.Error(), err)
+		}
 		return err
 	}
 	path := fieldAt(body, off)

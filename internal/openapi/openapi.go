@@ -28,6 +28,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -686,20 +687,49 @@ func schemaRef3(schemas openapi3.Schemas, r any) *openapi3.SchemaRef {
 	return out
 }
 
-// ServedHost rewrites a document's server to the address a request reached it at, so that
-// an interactive reference calls the gateway it was loaded from.
-func ServedHost(doc []byte, r *http.Request) []byte {
+// WriteServedHost writes doc to w with its server rewritten to the address r reached it at,
+// so that an interactive reference calls the gateway it was loaded from. doc is not
+// copied: the parts between
+// the placeholders are written as they are, the request's host and URL in their place (the
+// documents are large; a copy per placeholder per request was the cost).
+func WriteServedHost(w io.Writer, doc []byte, r *http.Request) error {
 	host, err := json.Marshal(r.Host)
 	if err != nil || r.Host == "" {
-		return doc
+		_, err := w.Write(doc)
+		return err
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	out := bytes.Replace(doc, []byte(`"host": "`+Server+`"`), append([]byte(`"host": `), host...), 1)
 	url, _ := json.Marshal(scheme + "://" + r.Host)
-	return bytes.Replace(out, []byte(`"url": "http://`+Server+`"`), append([]byte(`"url": `), url...), 1)
+	type hole struct {
+		at   int
+		old  string
+		with []byte
+	}
+	var holes []hole
+	for _, h := range []struct {
+		old  string
+		with []byte
+	}{{`"host": "` + Server + `"`, append([]byte(`"host": `), host...)}, {`"url": "http://` + Server + `"`, append([]byte(`"url": `), url...)}} {
+		if i := bytes.Index(doc, []byte(h.old)); i >= 0 {
+			holes = append(holes, hole{i, h.old, h.with})
+		}
+	}
+	slices.SortFunc(holes, func(a, b hole) int { return a.at - b.at })
+	at := 0
+	for _, h := range holes {
+		if _, err := w.Write(doc[at:h.at]); err != nil {
+			return err
+		}
+		if _, err := w.Write(h.with); err != nil {
+			return err
+		}
+		at = h.at + len(h.old)
+	}
+	_, err = w.Write(doc[at:])
+	return err
 }
 
 // anyValueItemsNullable lets the items of google.protobuf.ListValue arrays (any JSON value,

@@ -99,9 +99,13 @@ type chPrinter struct {
 // chParseSlots parses run at once, and a parse that has not finished after chParseTimeout is
 // abandoned with a 400; its slot stays taken, so at most chParseSlots such loops can ever
 // spin, after which ClickHouse statements answer 503 until the process restarts.
+//
+// A statement that finds every slot taken waits for one up to chSlotWait (a burst of
+// statements queues: a parse takes microseconds), and only then answers 503.
 const (
 	chParseSlots   = 4
 	chParseTimeout = 2 * time.Second
+	chSlotWait     = time.Second
 	chMaxTokens    = 20000
 )
 
@@ -124,7 +128,13 @@ func parseClickHouse(sql string) ([]ast.Statement, error) {
 	select {
 	case chParsing <- struct{}{}:
 	default:
-		return nil, &apperr.Error{Kind: apperr.KindUnavailable, Message: "the ClickHouse SQL parser is busy or exhausted by statements it could not finish; retry, or restart the service"}
+		wait := time.NewTimer(chSlotWait)
+		select {
+		case chParsing <- struct{}{}:
+			wait.Stop()
+		case <-wait.C:
+			return nil, &apperr.Error{Kind: apperr.KindUnavailable, Message: "the ClickHouse SQL parser is busy or exhausted by statements it could not finish; retry, or restart the service"}
+		}
 	}
 	type parsed struct {
 		stmts []ast.Statement

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults of Config.
@@ -42,7 +43,15 @@ type Config struct {
 	BodyLimit int64
 	// Engine is EngineShopMind (default) or EngineStock (SHOPMIND_WAF_ENGINE).
 	Engine Engine
+	// InspectBudget bounds the time the rules may spend on one request
+	// (SHOPMIND_WAF_INSPECT_BUDGET, default 2 s; 0 in a Config built by hand: the default).
+	// A request whose inspection runs past it is stopped and refused with 413: send fewer
+	// values per request.
+	InspectBudget time.Duration
 }
+
+// DefaultInspectBudget is InspectBudget's default.
+const DefaultInspectBudget = 2 * time.Second
 
 // LoadConfig reads the WAF variables through getenv. It returns one message naming the
 // variable for each malformed value (the default is kept for it).
@@ -53,6 +62,7 @@ func LoadConfig(getenv func(string) string) (Config, []string) {
 		AnomalyThreshold: DefaultAnomalyThreshold,
 		BodyLimit:        DefaultBodyLimit,
 		Engine:           EngineShopMind,
+		InspectBudget:    DefaultInspectBudget,
 	}
 	var errs []string
 	get := func(key string) string { return strings.TrimSpace(getenv(key)) }
@@ -85,6 +95,14 @@ func LoadConfig(getenv func(string) string) (Config, []string) {
 			errs = append(errs, fmt.Sprintf("SHOPMIND_WAF_BODY_LIMIT: %q is not a positive number of bytes up to 1 GiB", v))
 		} else {
 			c.BodyLimit = n
+		}
+	}
+	if v := get("SHOPMIND_WAF_INSPECT_BUDGET"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 10*time.Millisecond || d > time.Minute {
+			errs = append(errs, fmt.Sprintf("SHOPMIND_WAF_INSPECT_BUDGET: %q is not a duration from 10ms to 1m", v))
+		} else {
+			c.InspectBudget = d
 		}
 	}
 	switch v := Engine(strings.ToLower(get("SHOPMIND_WAF_ENGINE"))); v {

@@ -122,15 +122,15 @@ func (s *queryServer) CheckAnomalies(ctx context.Context, req *analysisv1.CheckA
 	q := &analysisv1.PreviewQueryRequest{MetricNames: req.GetMetricNames(), TimeGranularity: "day",
 		StartTime: timestamppb.New(start), EndTime: timestamppb.New(day.AddDate(0, 0, 1)), Filters: req.GetFilters()}
 	limit := baselineDays + 1
-	c, err := s.compile(ctx, q, limit+1)
+	live, err := s.metrics.live(ctx, s.metrics.pool, id.TenantID) // once: the query and the zero-fill rule
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.compileLive(ctx, id, live, q, limit+1)
 	if err != nil {
 		return nil, err
 	}
 	res, err := s.store.Query(ctx, c.SQL, c.Args, warehouse.QueryOptions{MaxRows: limit + 1, Timeout: s.timeout})
-	if err != nil {
-		return nil, err
-	}
-	live, err := s.metrics.live(ctx, s.metrics.pool, id.TenantID)
 	if err != nil {
 		return nil, err
 	}

@@ -185,6 +185,12 @@ func (s *queryServer) compile(ctx context.Context, req queryRequest, limit int) 
 	if err != nil {
 		return nil, err
 	}
+	return s.compileLive(ctx, id, live, req, limit)
+}
+
+// compileLive is compile over the tenant's live metrics already read (CheckAnomalies needs
+// them too, and reads them once).
+func (s *queryServer) compileLive(ctx context.Context, id *authn.Identity, live map[int64]*metricRecord, req queryRequest, limit int) (*semantic.Compiled, error) {
 	byName := map[string]*semantic.Metric{}
 	for _, m := range live {
 		byName[m.Name] = toSemantic(m)

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,24 @@ type workflowSnapshot struct {
 	Visualizations []*chatv1.VisualizationEvent
 	Result         *structpb.Struct
 	Error          string
+
+	// written is what the last event stored of each column, so an event writes only the
+	// columns that changed: an unchanged large value keeps its stored (TOAST) copy instead of
+	// being written again with every event.
+	written struct {
+		ok                  bool
+		steps, renders, vis []byte
+		result              []byte
+		content, errorText  string
+	}
+}
+
+// changed returns b when it differs from what was last written (then nil: unchanged).
+func changed(b, last []byte, first bool) []byte {
+	if first || !bytes.Equal(b, last) {
+		return b
+	}
+	return nil
 }
 
 var storeJSON = protojson.MarshalOptions{UseProtoNames: true}
@@ -114,24 +133,39 @@ func (st *store) appendWorkflowEvent(ctx context.Context, id string, s *workflow
 			return err
 		}
 	}
+	// Only what changed since the last event is sent; NULL keeps the stored value.
+	first := !s.written.ok
+	steps, renders, vis := jsonArray(s.Steps), jsonArray(s.Renders), jsonArray(s.Visualizations)
+	var content, errText any
+	if first || s.Content != s.written.content {
+		content = s.Content
+	}
+	if first || s.Error != s.written.errorText {
+		errText = s.Error
+	}
+	resultChanged := first || !bytes.Equal(result, s.written.result)
 	var seq int64
 	var at time.Time
 	err = st.pool.QueryRow(ctx, `WITH w AS (
-			UPDATE chat.workflows SET last_seq = last_seq + 1, status = $2, progress = $3, steps = $4, content = $5,
-				renders = $6, visualizations = $7, result = $8, error = $9,
+			UPDATE chat.workflows SET last_seq = last_seq + 1, status = $2, progress = $3, steps = coalesce($4, steps),
+				content = coalesce($5, content), renders = coalesce($6, renders), visualizations = coalesce($7, visualizations),
+				result = CASE WHEN $11 THEN $8 ELSE result END, error = coalesce($9, error),
 				started_at = CASE WHEN started_at IS NULL AND $2 <> 'pending' THEN clock_timestamp() ELSE started_at END,
 				finished_at = CASE WHEN $2 IN ('completed', 'failed', 'cancelled') THEN clock_timestamp() END,
 				updated_at = clock_timestamp()
 			WHERE id = $1 AND status IN ('pending', 'running') RETURNING last_seq, updated_at)
 		INSERT INTO chat.workflow_events (workflow_id, seq, payload, occurred_at) SELECT $1, last_seq, $10, updated_at FROM w
 		RETURNING seq, occurred_at`,
-		id, s.Status, s.Progress, jsonArray(s.Steps), s.Content, jsonArray(s.Renders), jsonArray(s.Visualizations), result, s.Error, payload).Scan(&seq, &at)
+		id, s.Status, s.Progress, changed(steps, s.written.steps, first), content, changed(renders, s.written.renders, first),
+		changed(vis, s.written.vis, first), result, errText, payload, resultChanged).Scan(&seq, &at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return errWorkflowFinished
 	}
 	if err != nil {
 		return err
 	}
+	w := &s.written
+	w.ok, w.steps, w.renders, w.vis, w.result, w.content, w.errorText = true, steps, renders, vis, result, s.Content, s.Error
 	ev.WorkflowId, ev.Sequence, ev.OccurredAt = id, seq, timestamppb.New(at)
 	return nil
 }

@@ -3,12 +3,19 @@ package nl2sql
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
+	"github.com/shopmind/shopmind/internal/analytics/catalog"
 	"github.com/shopmind/shopmind/internal/analytics/warehouse"
+	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/service"
 	"github.com/shopmind/shopmind/internal/sqlsandbox"
 	"github.com/shopmind/shopmind/services/nl2sql/provider"
 )
+
+// catalogTTL bounds how long a new diy_* table takes to reach the built-in provider's sandbox.
+const catalogTTL = 30 * time.Second
 
 // providerSettings are the built-in provider's configuration: the nl2sql variables and the
 // SQL sandbox's caps (SHOPMIND_SANDBOX_*, internal/sqlsandbox/SANDBOX.md).
@@ -44,6 +51,8 @@ func openExecutor(ctx context.Context, deps service.Deps, cfg sqlsandbox.Config)
 	if err != nil {
 		return nil, err
 	}
+	// The catalog is read once per catalogTTL, not on every question.
+	sb.WithCatalog(catalog.Cache(store.Catalog, catalogTTL))
 	context.AfterFunc(ctx, sb.Close)
 	return sandboxExecutor{sb}, nil
 }
@@ -65,7 +74,18 @@ func (e sandboxExecutor) Run(ctx context.Context, scope provider.Scope, sql stri
 		for i, v := range f.Values {
 			vals[i] = v
 		}
-		sc.RowFilters = append(sc.RowFilters, sqlsandbox.RowFilter{Column: f.Column, Values: vals})
+		sc.RowFilters = append(sc.RowFilters, sqlsandbox.RowFilter{Table: f.Table, Column: f.Column, Values: vals})
+	}
+	if scope.Tables != nil { // only the tables the role's policies allow
+		rw, err := e.sb.Rewrite(ctx, sc, sql, maxRows)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range rw.Tables {
+			if !slices.Contains(scope.Tables, t) {
+				return nil, apperr.New(apperr.KindForbidden, "the chat's role does not allow table %s", t)
+			}
+		}
 	}
 	res, err := e.sb.Run(ctx, sc, sql, maxRows)
 	if err != nil {

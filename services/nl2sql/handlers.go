@@ -314,6 +314,23 @@ func (b *bridge) CreatePolicy(ctx context.Context, req *nl2sqlv1.CreatePolicyReq
 		return nil, apperr.Invalid("datasource_id", "datasource_id.configured", fmt.Sprintf("must be the configured datasource %s", ids.DatasourceID))
 	}
 	sqlExpr := filterSQL(filter)
+	fingerprint := policyFingerprint(req.GetRoleId(), pattern, ids.DatasourceID, filter)
+	answer := func(rec policyRecord) *nl2sqlv1.CreatePolicyResponse {
+		return &nl2sqlv1.CreatePolicyResponse{PolicyId: rec.PolicyID, DatasourceId: rec.DatasourceID, RoleId: rec.RoleID, TablePattern: pattern,
+			RowFilter: filter, RowFilterSql: sqlExpr, CreatedAt: timestamppb.New(rec.CreatedAt)}
+	}
+	if req.GetName() != "" { // a retry by name answers the policy already made (record.go)
+		rec, found, err := b.namedPolicy(ctx, id.TenantID, req.GetName())
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			if err := sameNamed(rec, fingerprint); err != nil {
+				return nil, err
+			}
+			return answer(rec), nil
+		}
+	}
 	schema := p.eff.DSSchema
 	name := req.GetName()
 	if name == "" {
@@ -340,27 +357,15 @@ func (b *bridge) CreatePolicy(ctx context.Context, req *nl2sqlv1.CreatePolicyReq
 	} else if err := b.addPolicyToRole(ctx, p, roleID, pol.ID); err != nil {
 		return nil, err
 	}
-	tx, err := b.pool.Begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `INSERT INTO nl2sql.roles (role_id, tenant_id) VALUES ($1, $2) ON CONFLICT (role_id) DO NOTHING`, roleID, id.TenantID); err != nil {
-		return nil, err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO nl2sql.policies (policy_id, tenant_id, role_id, datasource_id) VALUES ($1, $2, $3, $4) ON CONFLICT (policy_id) DO NOTHING`,
-		pol.ID, id.TenantID, roleID, ids.DatasourceID); err != nil {
-		return nil, err
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, err
-	}
 	created := pol.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
 	}
-	return &nl2sqlv1.CreatePolicyResponse{PolicyId: pol.ID, DatasourceId: ids.DatasourceID, RoleId: roleID, TablePattern: pattern,
-		RowFilter: filter, RowFilterSql: sqlExpr, CreatedAt: timestamppb.New(created)}, nil
+	// From here the provider has the change: the answer is the policy (record.go).
+	rec := policyRecord{PolicyID: pol.ID, RoleID: roleID, DatasourceID: ids.DatasourceID, TenantID: id.TenantID,
+		Name: req.GetName(), Fingerprint: fingerprint, CreatedAt: created}
+	b.record(ctx, rec)
+	return answer(rec), nil
 }
 
 // checkFilterShops answers 403 when a literal shop_id filter names a shop of another tenant

@@ -77,6 +77,7 @@ func Service(l *local) service.Def {
 				return err
 			}
 			go b.cleanup(ctx)
+			go b.recorder(ctx)
 			nl2sqlv1.RegisterNl2SqlServiceServer(s, b)
 			return nil
 		},
@@ -137,6 +138,8 @@ type bridge struct {
 	dial     func(string) (grpc.ClientConnInterface, error)
 	builtin  *local
 	tokens   *tokenCache
+	// unrecorded are policies made at the provider whose local record waits (record.go).
+	unrecorded unrecorded
 
 	// auto are the ids provisioned on first use of the built-in provider when none are
 	// configured, by provider URL.

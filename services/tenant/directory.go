@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -38,23 +37,23 @@ func (d *directory) Permissions(ctx context.Context, id *authn.Identity) (map[st
 // grants reads, in one query, the permission codes a user holds (administrators hold every
 // code) and the administrator flag; a disabled user holds nothing.
 func (d *directory) grants(ctx context.Context, id *authn.Identity) (map[string]bool, bool, error) {
-	codes, _, isAdmin, status, err := d.store.permissionsOf(ctx, id.TenantID, id.UserID)
+	g, err := d.store.permissionsOf(ctx, id.TenantID, id.UserID)
 	if err != nil {
 		return nil, false, err
 	}
-	if status != "enabled" {
+	if g.Status != "enabled" {
 		return nil, false, apperr.New(apperr.KindForbidden, "user is disabled")
 	}
-	out := make(map[string]bool, len(codes))
-	for _, c := range codes {
+	out := make(map[string]bool, len(g.Codes))
+	for _, c := range g.Codes {
 		out[c] = true
 	}
-	if isAdmin {
+	if g.IsAdmin {
 		for c := range authn.Permissions() {
 			out[c] = true
 		}
 	}
-	return out, isAdmin, nil
+	return out, g.IsAdmin, nil
 }
 
 // currentUser loads the caller with roles and permission codes.
@@ -76,15 +75,7 @@ func (d *directory) current(ctx context.Context, id *authn.Identity) (*currentUs
 		return nil, apperr.New(apperr.KindForbidden, "user is disabled")
 	}
 	if u.IsAdmin {
-		all := authn.Permissions()
-		for _, c := range codes {
-			all[c] = true
-		}
-		codes = make([]string, 0, len(all))
-		for c := range all {
-			codes = append(codes, c)
-		}
-		sort.Strings(codes)
+		codes = adminCodes() // the whole catalog; the query did not aggregate the roles' codes
 	}
 	return &currentUser{User: u, Roles: roles, Permissions: codes}, nil
 }

@@ -194,16 +194,12 @@ func (s *internalServer) GetUserPermissions(ctx context.Context, req *tenantv1.G
 	if err := mayInspect(id, req.GetTenantId(), req.GetUserId()); err != nil {
 		return nil, err
 	}
-	codes, roleIDs, isAdmin, _, err := s.dir.store.permissionsOf(ctx, req.GetTenantId(), req.GetUserId())
+	g, err := s.dir.store.permissionsOf(ctx, req.GetTenantId(), req.GetUserId())
 	if err != nil {
 		return nil, err
 	}
-	operator, err := isOperator(ctx, s.dir.store.pool, req.GetTenantId(), req.GetUserId())
-	if err != nil {
-		return nil, err
-	}
-	return &tenantv1.GetUserPermissionsResponse{PermissionCodes: codes, RoleIds: roleIDs, IsAdmin: isAdmin,
-		IsPlatformOperator: operator}, nil
+	return &tenantv1.GetUserPermissionsResponse{PermissionCodes: g.Codes, RoleIds: g.RoleIDs, IsAdmin: g.IsAdmin,
+		IsPlatformOperator: g.Operator}, nil
 }
 
 func (s *internalServer) CheckPermission(ctx context.Context, req *tenantv1.CheckPermissionRequest) (*tenantv1.CheckPermissionResponse, error) {

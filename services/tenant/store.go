@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shopmind/shopmind/internal/apperr"
+	"github.com/shopmind/shopmind/internal/authn"
 )
 
 // store is the tenant service's access to its schema. Every query that reads or changes a
@@ -202,18 +206,37 @@ func revokeFamilyRows(ctx context.Context, pool *pgxpool.Pool, family string) (t
 
 // permissionsOf returns the permission codes of the user's enabled roles and the admin and
 // status flags, in one query.
-func (s *store) permissionsOf(ctx context.Context, tenantID, userID int64) (codes []string, roleIDs []int64, isAdmin bool, status string, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT u.is_admin, u.status,
+func (s *store) permissionsOf(ctx context.Context, tenantID, userID int64) (grantRecord, error) {
+	var g grantRecord
+	// The operator flag comes in the same round trip (it was a second query).
+	err := s.pool.QueryRow(ctx, `SELECT u.is_admin, u.status,
 		coalesce((SELECT array_agg(DISTINCT rp.code ORDER BY rp.code) FROM tenant.user_roles ur
 			JOIN tenant.roles r ON r.id = ur.role_id AND r.status = 'enabled'
 			JOIN tenant.role_permissions rp ON rp.role_id = r.id WHERE ur.user_id = u.id), '{}'),
-		coalesce((SELECT array_agg(ur.role_id ORDER BY ur.role_id) FROM tenant.user_roles ur WHERE ur.user_id = u.id), '{}')
-		FROM tenant.users u WHERE u.tenant_id = $1 AND u.id = $2`, tenantID, userID).Scan(&isAdmin, &status, &codes, &roleIDs)
+		coalesce((SELECT array_agg(ur.role_id ORDER BY ur.role_id) FROM tenant.user_roles ur WHERE ur.user_id = u.id), '{}'),
+		u.is_admin AND u.status = 'enabled' AND t.is_operator AND t.status = 'enabled'
+		FROM tenant.users u JOIN tenant.tenants t ON t.id = u.tenant_id WHERE u.tenant_id = $1 AND u.id = $2`, tenantID, userID).Scan(&g.IsAdmin, &g.Status, &g.Codes, &g.RoleIDs, &g.Operator)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil, false, "", apperr.NotFound("user", userID)
+		return g, apperr.NotFound("user", userID)
 	}
-	return codes, roleIDs, isAdmin, status, err
+	return g, err
 }
+
+// grantRecord is what permissionsOf reads of a user: the permission codes of the enabled
+// roles, role ids, administrator flag, status, and whether the user
+// is a platform operator (an enabled administrator of an enabled operator tenant).
+type grantRecord struct {
+	Codes    []string
+	RoleIDs  []int64
+	IsAdmin  bool
+	Status   string
+	Operator bool
+}
+
+// adminCodes is the catalog of permission codes, sorted: what an administrator holds.
+var adminCodes = sync.OnceValue(func() []string {
+	return slices.Sorted(maps.Keys(authn.Permissions()))
+})
 
 // currentUser reads, in one round trip, the user with tenant and organisation, the id, code
 // and name of the tenant's roles the user has, and the permission codes of the enabled ones
@@ -224,9 +247,9 @@ func (s *store) currentUser(ctx context.Context, tenantID, userID int64) (*userR
 	var roleIDs []int64
 	var roleCodes, roleNames, codes []string
 	err := s.pool.QueryRow(ctx, "SELECT "+userColumns+`,
-		coalesce((SELECT array_agg(DISTINCT rp.code ORDER BY rp.code) FROM tenant.user_roles ur
+		CASE WHEN u.is_admin THEN '{}'::text[] ELSE coalesce((SELECT array_agg(DISTINCT rp.code ORDER BY rp.code) FROM tenant.user_roles ur
 			JOIN tenant.roles r ON r.id = ur.role_id AND r.status = 'enabled'
-			JOIN tenant.role_permissions rp ON rp.role_id = r.id WHERE ur.user_id = u.id), '{}'),
+			JOIN tenant.role_permissions rp ON rp.role_id = r.id WHERE ur.user_id = u.id), '{}') END,
 		r.ids, r.codes, r.names`+userFrom+`
 		CROSS JOIN LATERAL (SELECT coalesce(array_agg(r.id ORDER BY r.id), '{}') AS ids,
 			coalesce(array_agg(r.code ORDER BY r.id), '{}') AS codes, coalesce(array_agg(r.name ORDER BY r.id), '{}') AS names

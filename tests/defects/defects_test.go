@@ -271,3 +271,35 @@ func TestStartFailuresExitPromptly(t *testing.T) {
 		t.Errorf("failing service: %v", err)
 	}
 }
+
+// Hostile bytes with the WAF on: the platform's 400 naming the field, not the WAF's generic
+// 403 (a NUL, a lone UTF-16 surrogate, JSON nested past the WAF's depth); an attack is still
+// blocked with 403.
+func TestHostileBytesWithTheWAFOn(t *testing.T) {
+	s := stack.Start(t)
+	auth := stack.Bearer(s.Admin(t).Access)
+	deep := `{"name":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`
+	for _, c := range []struct{ method, path, body, field string }{
+		{"GET", "/basic/api/v1/basic/shops?name=a%00b", "", "name: must not contain NUL"},
+		{"POST", "/tenant/api/v1/tenant/auth/login", `{"tenant_code":"demo","username":"ad\u0000min","password":"x"}`, "username: must not contain NUL"},
+		{"POST", "/api/v1/basic/goods/list", `{"name":"x\u0000"}`, "name: must not contain NUL"},
+		{"POST", "/api/v1/basic/goods/list", `{"name":"a\ud800b"}`, "name: must be valid UTF-8"},
+		{"POST", "/api/v1/basic/goods/list", deep, "name[0]"},
+	} {
+		r := s.Do(t, c.method, c.path, c.body, auth...)
+		env := decode(t, r)
+		if r.Status != 400 || env.Code != 400 || !strings.HasPrefix(env.Message, c.field) {
+			t.Errorf("%s %s %.60s: want 400 naming %q, got HTTP %d %.300s", c.method, c.path, c.body, c.field, r.Status, r.Body)
+		}
+	}
+	// WAF off: a lone surrogate is named by the gateway's decoder.
+	off := stack.Start(t, wafOff)
+	r := off.Do(t, "POST", "/api/v1/basic/goods/list", `{"name":"a\ud800b"}`, stack.Bearer(off.Admin(t).Access)...)
+	if env := decode(t, r); r.Status != 400 || !strings.Contains(env.Message, "name: must be valid UTF-8") {
+		t.Errorf("WAF off, lone surrogate: HTTP %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, "POST", "/api/v1/basic/goods/list", `{"name":"<script>alert(1)</script>"}`, auth...)
+	if r.Status != 403 {
+		t.Errorf("an attack: HTTP %d %s, want 403", r.Status, r.Body)
+	}
+}

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/corazawaf/coraza/v3/types"
+
+	"github.com/shopmind/shopmind/internal/inputcheck"
+	"github.com/shopmind/shopmind/internal/waf"
 )
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -30,6 +34,12 @@ func (m *WAF) readBody(r *http.Request) ([]byte, error) {
 	_, err := buf.ReadFrom(io.LimitReader(r.Body, m.limit+1))
 	_ = r.Body.Close()
 	if err == nil && int64(buf.Len()) > m.limit {
+		err = errBodyTooLarge
+	}
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		// the gateway's body limit (http.MaxBytesReader) stopped a streamed body: too large,
+		// not uninspectable
 		err = errBodyTooLarge
 	}
 	if err != nil {
@@ -124,4 +134,35 @@ func plainSegment(s string) bool {
 		}
 	}
 	return true
+}
+
+// platformRefuses answers, before any rule runs, what the platform refuses itself and names
+// by its field: a NUL in a query parameter, and in a JSON body a NUL, a lone UTF-16
+// surrogate escape or nesting deeper than the typed JSON processor reads
+// (inputcheck.JSONTextProblem). These are not attacks; rule 920270 and the body processor's
+// error would answer them with a 403 naming a rule, where the client needs the field.
+func platformRefuses(r *http.Request, body []byte) (waf.Verdict, bool) {
+	if q := r.URL.RawQuery; strings.Contains(q, "%00") {
+		for pair := range strings.SplitSeq(q, "&") {
+			rawName, rawValue, _ := strings.Cut(pair, "=")
+			name, err1 := url.QueryUnescape(rawName)
+			value, err2 := url.QueryUnescape(rawValue)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			if strings.IndexByte(name, 0) >= 0 || strings.IndexByte(value, 0) >= 0 {
+				if strings.IndexByte(name, 0) >= 0 {
+					name = strconv.Quote(name)
+				}
+				return waf.Verdict{Blocked: true, Invalid: true, Message: name + ": must not contain NUL characters (U+0000)"}, true
+			}
+		}
+	}
+	if len(body) == 0 || !jsonContentTypeRx.MatchString(strings.ToLower(r.Header.Get("Content-Type"))) {
+		return waf.Verdict{}, false
+	}
+	if p, bad := inputcheck.JSONTextProblem(body, jsonDepthLimit); bad {
+		return waf.Verdict{Blocked: true, Invalid: true, Message: p.Error()}, true
+	}
+	return waf.Verdict{}, false
 }

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/corazawaf/coraza/v3/experimental/plugins/plugintypes"
+	"github.com/corazawaf/coraza/v3/types"
 	"github.com/corazawaf/libinjection-go"
 	"rsc.io/binaryregexp"
 )
@@ -66,6 +68,52 @@ type operatorCache struct {
 	shards [wafMemoShards]memoShard
 	nextID atomic.Uint32
 	off    *atomic.Bool // the WAF's cachesOff
+	// the transactions being timed (startBudget): how many, and their budgets by transaction
+	budgeted atomic.Int32
+	budgets  sync.Map
+}
+
+// inspectBudget is the time budget of one transaction (WAF.inspect starts it for large
+// requests): the cached operators check it every budgetEvery evaluations and, past the
+// deadline, interrupt the transaction (budgetRuleID), so the rules stop at the next rule.
+type inspectBudget struct {
+	deadline time.Time
+	n        atomic.Uint32
+	over     atomic.Bool
+}
+
+const budgetEvery = 64
+
+// startBudget times tx against deadline until the returned function is called.
+func (c *operatorCache) startBudget(tx types.Transaction, deadline time.Time) (done func()) {
+	c.budgeted.Add(1)
+	c.budgets.Store(any(tx), &inspectBudget{deadline: deadline})
+	return func() {
+		c.budgets.Delete(any(tx))
+		c.budgeted.Add(-1)
+	}
+}
+
+// overBudget reports whether tx ran past its budget, interrupting it the first time. One
+// atomic load when no large request is being inspected.
+func (c *operatorCache) overBudget(tx plugintypes.TransactionState) bool {
+	if c == nil || c.budgeted.Load() == 0 {
+		return false
+	}
+	v, ok := c.budgets.Load(any(tx))
+	if !ok {
+		return false
+	}
+	b := v.(*inspectBudget)
+	if b.over.Load() {
+		return true
+	}
+	if b.n.Add(1)%budgetEvery != 1 || time.Now().Before(b.deadline) {
+		return false
+	}
+	b.over.Store(true)
+	tx.Interrupt(&types.Interruption{RuleID: budgetRuleID, Action: "deny", Status: 413})
+	return true
 }
 
 // operatorCacheOf is the cache of the WAF whose rules an operator is built for (nil for rules
@@ -165,6 +213,9 @@ func newMemoRx(o plugintypes.OperatorOptions) (plugintypes.Operator, error) {
 }
 
 func (o *memoRx) Evaluate(tx plugintypes.TransactionState, value string) bool {
+	if o.cache.overBudget(tx) {
+		return false
+	}
 	// The pre-filter first: it answers most inputs without touching the cache.
 	if o.needle != nil && !containsAnyFolded(value, o.needle) || o.bytes != nil && !o.bytes.in(value) {
 		return false
@@ -233,6 +284,9 @@ type memoInjection struct {
 }
 
 func (o *memoInjection) Evaluate(tx plugintypes.TransactionState, value string) bool {
+	if o.cache.overBudget(tx) {
+		return false
+	}
 	if e, ok := o.cache.get(o.id, value); ok {
 		if e.match && len(e.caps) == 1 {
 			tx.CaptureField(0, e.caps[0])

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
 	"github.com/corazawaf/coraza/v3"
@@ -51,6 +52,17 @@ const (
 	// the "stock" baseline of the benchmarks (stock_) and of the corpus comparison.
 	profileRecommended
 )
+
+// jsonDepthLimit is the deepest JSON body the typed JSON processor reads; a deeper one is
+// answered with the platform's 400 naming the field (platformRefuses).
+const jsonDepthLimit = 128
+
+// budgetRuleID names the interruption of an inspection that ran past its time budget.
+const budgetRuleID = 200010
+
+// budgetFrom is the smallest body whose inspection is timed against the budget: a smaller
+// one cannot hold enough values to be costly, and is spared the bookkeeping.
+const budgetFrom = 8 << 10
 
 // typedJSONProcessor is the name of the JSON body processor (typedJSON).
 const typedJSONProcessor = "TYPEDJSON"
@@ -96,7 +108,7 @@ SecRequestBodyAccess On
 SecRequestBodyLimit %[1]d
 SecRequestBodyInMemoryLimit %[1]d
 SecRequestBodyLimitAction Reject
-SecRequestBodyJsonDepthLimit 128
+SecRequestBodyJsonDepthLimit %[8]d
 SecArgumentsLimit 20000
 SecResponseBodyAccess Off
 SecAuditEngine Off
@@ -107,7 +119,7 @@ SecRule MULTIPART_STRICT_ERROR "!@eq 0" "id:200003,phase:2,t:none,log,deny,statu
 SecDefaultAction "phase:1,log,auditlog,pass"
 SecDefaultAction "phase:2,log,auditlog,pass"
 SecAction "id:900000,phase:1,pass,t:none,nolog,setvar:tx.crs_setup_version=%[7]s,setvar:tx.blocking_paranoia_level=%[3]d,setvar:tx.inbound_anomaly_score_threshold=%[4]d,setvar:tx.outbound_anomaly_score_threshold=4,setvar:'tx.allowed_methods=GET HEAD POST OPTIONS PUT PATCH DELETE'"
-`, limit, typedJSONProcessor, pl, threshold, jsonContentType, xmlContentType, crsSetupVersion())
+`, limit, typedJSONProcessor, pl, threshold, jsonContentType, xmlContentType, crsSetupVersion(), jsonDepthLimit)
 	for _, g := range wafGroups {
 		fmt.Fprintf(&b, "Include @owasp_crs/%s.conf\n", g)
 	}
@@ -133,6 +145,7 @@ type WAF struct {
 	switches  switches
 	logger    *slog.Logger
 	limit     int64
+	budget    time.Duration
 }
 
 // switches turn parts of ShopMind's engine off; tests and benchmarks measure both ways.
@@ -168,7 +181,11 @@ func newWAF(cfg waf.Config, profile wafProfile, logger *slog.Logger) (*WAF, erro
 	if limit <= 0 {
 		limit = waf.DefaultBodyLimit
 	}
-	m := &WAF{logger: logger, limit: limit}
+	budget := cfg.InspectBudget
+	if budget <= 0 {
+		budget = waf.DefaultInspectBudget
+	}
+	m := &WAF{logger: logger, limit: limit, budget: budget}
 	directives := wafDirectives(cfg, profile)
 	if profile == profileShopMind {
 		m.skips, m.memo, m.prune = &ruleSkips{}, &ruleMemo{}, &rulePrune{cachesOff: &m.switches.cachesOff}
@@ -224,8 +241,19 @@ func (m *WAF) inspect(r *http.Request, matched *[]int) waf.Verdict {
 			return waf.Verdict{}
 		}
 	}
+	if bodyErr == nil {
+		if v, refused := platformRefuses(r, reqBody); refused {
+			return v
+		}
+	}
 	tx := m.newTransaction(r)
 	defer closeTransaction(tx, matched)
+	// Timed, except when the caller (a test) compares the rules that matched: the budget
+	// would make them depend on the machine's load.
+	if m.operators != nil && matched == nil && (len(reqBody) >= budgetFrom || len(r.URL.RawQuery) >= budgetFrom) {
+		done := m.operators.startBudget(tx, time.Now().Add(m.budget))
+		defer done()
+	}
 	uri, pathArgs := processRequestLine(tx, r)
 	memo, in := m.leaveOutRules(tx, r, uri, pathArgs, reqBody)
 	defer putRequestBytes(in)
@@ -416,9 +444,21 @@ func (m *WAF) refuse(r *http.Request, err error) waf.Verdict {
 	return waf.Verdict{Blocked: true, Message: msg}
 }
 
+// overBudget refuses a request whose inspection ran past the time budget: too costly to
+// inspect, so too large (413), not an attack.
+func (m *WAF) overBudget(r *http.Request) waf.Verdict {
+	m.logger.WarnContext(r.Context(), "waf: inspection over its time budget", "budget", m.budget.String(),
+		"method", r.Method, "path", r.URL.Path, "request_id", logging.RequestID(r.Context()))
+	return waf.Verdict{Blocked: true, TooLarge: true, RuleID: budgetRuleID,
+		Message: "request body too large: it holds too many values to inspect in time; send fewer per request"}
+}
+
 // verdict turns an interruption into a block naming the rule that decided: the most severe
 // matched detection rule (the anomaly evaluation 949110 itself says nothing about why).
 func (m *WAF) verdict(r *http.Request, tx types.Transaction, it *types.Interruption) waf.Verdict {
+	if it.RuleID == budgetRuleID {
+		return m.overBudget(r)
+	}
 	ruleID, msg, best := it.RuleID, "", types.RuleSeverityUnset
 	var matched []string
 	for _, mr := range tx.MatchedRules() {

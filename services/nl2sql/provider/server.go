@@ -44,10 +44,14 @@ import (
 type Scope struct {
 	TenantID   int64
 	RowFilters []RowFilter
+	// Tables are the tables the role's policies allow (policy.go); a statement reading
+	// another is refused.
+	Tables []string
 }
 
 // RowFilter restricts rows to Column IN Values (on tables having the column).
 type RowFilter struct {
+	Table  string // "": every table having the column
 	Column string
 	Values []int64
 }
@@ -548,12 +552,8 @@ func (s *Server) createPolicy(w http.ResponseWriter, r *http.Request, _ caller) 
 			return httpErr{http.StatusUnprocessableEntity, "tables_regex_pattern: " + err.Error()}
 		}
 	}
-	for _, exprs := range in.DatasetConfig.RowsFilters {
-		for _, e := range exprs {
-			if _, err := parseFilter(e); err != nil {
-				return httpErr{http.StatusUnprocessableEntity, "rows_filters: " + err.Error()}
-			}
-		}
+	if err := checkPolicy(asktable.Policy{Permission: in.Permission, DatasetConfig: in.DatasetConfig}, s.o.Catalog); err != nil {
+		return httpErr{http.StatusUnprocessableEntity, err.Error()}
 	}
 	p := asktable.Policy{ID: newID("policy"), Name: in.Name, Permission: in.Permission, DatasetConfig: in.DatasetConfig, CreatedAt: time.Now().UTC()}
 	if err := s.put(r.Context(), "policy", p.ID, p.Name, p); err != nil {
@@ -781,42 +781,22 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request, c caller) error {
 // scope is the tenant and row filters a chat's role sets on a datasource, its variables
 // substituted. A chat whose role does not pin the tenant gets no answer.
 func (s *Server) scope(ctx context.Context, ch asktable.Chat, dsID string) (Scope, error) {
-	var sc Scope
 	if ch.RoleID == "" {
-		return sc, httpErr{http.StatusForbidden, "the chat plays no role: the built-in provider answers only chats whose role restricts the tenant"}
+		return Scope{}, httpErr{http.StatusForbidden, "the chat plays no role: the built-in provider answers only chats whose role restricts the tenant"}
 	}
 	var role asktable.Role
 	if err := s.load(ctx, "role", ch.RoleID, &role); err != nil {
-		return sc, err
+		return Scope{}, err
 	}
+	policies := make([]asktable.Policy, 0, len(role.PolicyIDs))
 	for _, pid := range role.PolicyIDs {
 		var p asktable.Policy
 		if err := s.load(ctx, "policy", pid, &p); err != nil {
-			return sc, err
+			return Scope{}, err
 		}
-		for _, e := range p.DatasetConfig.RowsFilters[dsID] {
-			f, err := parseFilter(e)
-			if err != nil {
-				return sc, httpErr{http.StatusForbidden, "policy " + pid + ": " + err.Error()}
-			}
-			vals, err := f.values(ch.RoleVariables)
-			if err != nil {
-				return sc, httpErr{http.StatusForbidden, "policy " + pid + ": " + err.Error()}
-			}
-			if f.column == catalog.TenantColumn {
-				if len(vals) != 1 || (sc.TenantID != 0 && sc.TenantID != vals[0]) {
-					return sc, httpErr{http.StatusForbidden, "policy " + pid + ": the tenant filter must name one tenant"}
-				}
-				sc.TenantID = vals[0]
-				continue
-			}
-			sc.RowFilters = append(sc.RowFilters, RowFilter{Column: f.column, Values: vals})
-		}
+		policies = append(policies, p)
 	}
-	if sc.TenantID <= 0 {
-		return sc, httpErr{http.StatusForbidden, "the chat's role does not restrict i_tenant_id: no answer"}
-	}
-	return sc, nil
+	return policyScope(policies, dsID, ch.RoleVariables, s.o.Catalog) // policy.go
 }
 
 // Migrations are the provider's schema migrations (migrations/*.sql).

@@ -379,3 +379,25 @@ func TestBuiltinProviderAnswersWithinScope(t *testing.T) {
 		t.Fatalf("hostile question: %d %v", code, ans)
 	}
 }
+
+// A policy's table pattern is enforced: a chat whose role only allows basic_goods cannot
+// read basic_orders (403), whatever it asks; the role's tenant and shop filters still hold.
+func TestBuiltinProviderEnforcesTablePattern(t *testing.T) {
+	s := stack.Start(t)
+	me := demo(t, s)
+	ops := addTenant(t, s, "ops")
+	if _, err := s.DB.Pool.Exec(context.Background(), "UPDATE tenant.tenants SET is_operator = true WHERE id = $1", ops.Tenant); err != nil {
+		t.Fatal(err)
+	}
+	setup := decode[map[string]any](t, ops.want(t, "POST", "/api/v1/nl2sql/setup-datasource", `{}`, 0, ""))
+	ds, _ := setup["datasource_id"].(string)
+	pol := decode[map[string]any](t, me.want(t, "POST", "/api/v1/nl2sql/policy", fmt.Sprintf(`{"datasource_id": %q, "shop_ids": [%d], "table_pattern": "^basic_goods$"}`, ds, me.shop), 0, ""))
+	tok := decode[tokenData](t, me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d], "role_id": %q}`, me.shop, pol["role_id"]), 0, ""))
+	ch := decode[chatData](t, me.want(t, "POST", "/api/v1/nl2sql/chat", fmt.Sprintf(`{"token": %q}`, tok.Token), 0, ""))
+	emb := decode[map[string]string](t, me.want(t, "POST", "/api/v1/nl2sql/embed-url", fmt.Sprintf(`{"shop_ids": [%d]}`, me.shop), 0, ""))
+	u, _ := url.Parse(emb["embed_url"])
+	code, ans := providerCall(t, "POST", u.Scheme+"://"+u.Host+"/v1/chats/"+ch.ChatID+"/messages", tok.Token, `{"question": "how many orders by shop"}`)
+	if code != 403 {
+		t.Fatalf("a role allowing basic_goods only, asking about orders: HTTP %d %v (want 403)", code, ans)
+	}
+}

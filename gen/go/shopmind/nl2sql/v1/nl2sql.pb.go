@@ -620,7 +620,10 @@ type CreatePolicyRequest struct {
 	// new role holding only this policy is created and returned; pass it as role_id to
 	// CreateToken. Every policy also filters i_tenant_id to the caller's tenant.
 	RoleId string `protobuf:"bytes,5,opt,name=role_id,json=roleId,proto3" json:"role_id,omitempty"`
-	// Policy name shown at the provider, 1 to 64 characters. Empty: generated.
+	// Policy name shown at the provider, 1 to 64 characters, unique in the tenant. Empty:
+	// generated. A named request is safe to retry: the same name with the same role, table
+	// pattern and filter answers the policy already made (nothing is created twice at the
+	// provider); the same name for another policy answers 409.
 	Name          string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
