@@ -234,6 +234,10 @@ func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 		if err != nil {
 			return err
 		}
+		orders, lines, err := o.orders(ctx, tx, tenantID, ids["order"])
+		if err != nil {
+			return err
+		}
 		w := o.wh.Writer()
 		if err := w.UpsertShops(ctx, shops); err != nil {
 			return err
@@ -242,6 +246,9 @@ func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 			return err
 		}
 		if err := w.UpsertGoods(ctx, goods); err != nil {
+			return err
+		}
+		if err := w.UpsertOrders(ctx, orders, lines); err != nil {
 			return err
 		}
 		return o.unqueue(ctx, tx, tenantID, items)

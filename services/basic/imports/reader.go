@@ -25,7 +25,9 @@ type FileError struct{ Message string }
 
 func (e *FileError) Error() string { return e.Message }
 
-func fileErr(format string, args ...any) error { return &FileError{Message: fmt.Sprintf(format, args...)} }
+func fileErr(format string, args ...any) error {
+	return &FileError{Message: fmt.Sprintf(format, args...)}
+}
 
 // RowError is one rejected row.
 type RowError struct {

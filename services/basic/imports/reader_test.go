@@ -13,10 +13,10 @@ import (
 
 type totals struct {
 	orders, paidOrders, refunded int
-	gmv, refundedPaid             int64
-	lines                         int
-	rejected                      []imports.RowError
-	format, encoding              string
+	gmv, refundedPaid            int64
+	lines                        int
+	rejected                     []imports.RowError
+	format, encoding             string
 }
 
 func readAll(t *testing.T, name string, opts imports.Options) (totals, []*imports.Order) {
