@@ -136,6 +136,7 @@ type Reader struct {
 	errs       []RowError
 	done       bool
 	r          row
+	layout     string // the time layout that read the last time
 }
 
 // rowSource yields the file's rows: the record (valid until the next call) and its line.
@@ -542,7 +543,14 @@ func (rd *Reader) time(f Field, required bool) (time.Time, error) {
 		}
 		return time.Time{}, nil
 	}
-	t, err := parseTime(v, rd.format.Zone, rd.encoding == "xlsx")
+	if rd.layout != "" {
+		// The file's times share a layout: the one that read the last time first.
+		if t, err := time.ParseInLocation(rd.layout, v, rd.format.Zone); err == nil && t.Year() >= 1990 && t.Year() <= 2200 {
+			return t.UTC().Truncate(time.Second), nil
+		}
+	}
+	t, layout, err := parseTime(v, rd.format.Zone, rd.encoding == "xlsx")
+	rd.layout = layout
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -555,13 +563,13 @@ var timeLayouts = []string{
 	"2006-01-02 15:04", "2006/01/02 15:04", "2006/1/2 15:04", "2006-01-02", "2006/01/02", "2006/1/2",
 }
 
-func parseTime(v string, zone *time.Location, excel bool) (time.Time, error) {
+func parseTime(v string, zone *time.Location, excel bool) (time.Time, string, error) {
 	for _, l := range timeLayouts {
 		if t, err := time.ParseInLocation(l, v, zone); err == nil {
 			if t.Year() < 1990 || t.Year() > 2200 {
-				return time.Time{}, fmt.Errorf("time %q out of range (1990 to 2200)", clip(v, 40))
+				return time.Time{}, "", fmt.Errorf("time %q out of range (1990 to 2200)", clip(v, 40))
 			}
-			return t, nil
+			return t, l, nil
 		}
 	}
 	if excel {
@@ -570,10 +578,10 @@ func parseTime(v string, zone *time.Location, excel bool) (time.Time, error) {
 			days := math.Floor(d)
 			secs := math.Round((d - days) * 86400)
 			base := time.Date(1899, 12, 30, 0, 0, 0, 0, zone)
-			return base.AddDate(0, 0, int(days)).Add(time.Duration(secs) * time.Second), nil
+			return base.AddDate(0, 0, int(days)).Add(time.Duration(secs) * time.Second), "", nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("wrong date %q (want YYYY-MM-DD hh:mm:ss, optionally with an offset)", clip(v, 40))
+	return time.Time{}, "", fmt.Errorf("wrong date %q (want YYYY-MM-DD hh:mm:ss, optionally with an offset)", clip(v, 40))
 }
 
 // parseMoney reads an amount in cents: "1,234.50", "¥128", "$12.00", "CNY 5", "" (0).
@@ -583,7 +591,9 @@ func parseMoney(v string) (int64, error) {
 		return 0, nil
 	}
 	orig := s
-	s = strings.NewReplacer(",", "", "¥", "", "￥", "", "$", "", "元", "", "RMB", "", "CNY", "", "USD", "", " ", "").Replace(s)
+	if strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' && r != '-' }) >= 0 {
+		s = moneyNoise.Replace(s)
+	}
 	neg := false
 	if strings.HasPrefix(s, "-") {
 		neg, s = true, s[1:]
@@ -633,6 +643,8 @@ func parseMoney(v string) (int64, error) {
 	}
 	return c, nil
 }
+
+var moneyNoise = strings.NewReplacer(",", "", "¥", "", "￥", "", "$", "", "元", "", "RMB", "", "CNY", "", "USD", "", " ", "")
 
 // clean trims spaces and the tab or apostrophe exports put before long numbers (order
 // numbers) so spreadsheets keep them as text.
