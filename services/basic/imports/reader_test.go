@@ -73,6 +73,7 @@ func TestSampleExports(t *testing.T) {
 		{"taobao_orders_gb18030.csv", "taobao", "gb18030", 5, 3, 1, 55300, 12000},
 		{"jd_orders.csv", "jd", "utf-8", 4, 2, 1, 69600, 59900},
 		{"pdd_orders.csv", "pdd", "utf-8", 4, 3, 1, 15770, 4500},
+		{"jd_orders.xlsx", "jd", "xlsx", 3, 2, 1, 28870, 59900},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -106,6 +107,17 @@ func TestShopifyLinesAndFormulaText(t *testing.T) {
 	_, orders = readAll(t, "taobao_orders_gb18030.csv", imports.Options{})
 	if orders[0].OrderNo != "3012345678901234567" || orders[0].Shop != "小林服饰旗舰店" || orders[0].Lines[0].GoodsName != "夏季新款连衣裙 雪纺" {
 		t.Errorf("taobao: %+v", orders[0])
+	}
+}
+
+func TestXLSXDates(t *testing.T) {
+	_, orders := readAll(t, "jd_orders.xlsx", imports.Options{})
+	// 46296.5: the spreadsheet's serial date 2026-10-01 12:00 in JD's time (UTC+8).
+	if got := orders[0].OrderedAt.UTC().Format("2006-01-02 15:04"); got != "2026-10-01 04:00" {
+		t.Errorf("serial date read as %s", got)
+	}
+	if orders[1].OrderedAt.UTC().Format("2006-01-02 15:04") != "2026-10-02 01:15" || orders[1].Lines[0].Quantity != 3 {
+		t.Errorf("second order %+v", orders[1])
 	}
 }
 

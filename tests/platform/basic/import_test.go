@@ -127,9 +127,10 @@ func TestImportSampleExports(t *testing.T) {
 		{"taobao_orders_gb18030.csv", "format=taobao", "taobao", 553.00, 3, 120.00, 5},
 		{"jd_orders.csv", "", "jd", 696.00, 2, 599.00, 5},
 		{"pdd_orders.csv", "encoding=utf-8", "pdd", 157.70, 3, 45.00, 4},
+		{"jd_orders.xlsx", "", "jd", 288.70, 2, 599.00, 3},
 	}
 	for i, c := range cases {
-		t.Run(c.format, func(t *testing.T) {
+		t.Run(c.file, func(t *testing.T) {
 			tn := addTenant(t, s, fmt.Sprintf("imp%d", i))
 			withMetrics(t, tn)
 			j := tn.importOK(t, c.query+"&file_name="+url.QueryEscape(c.file), sample(t, c.file))
