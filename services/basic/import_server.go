@@ -33,7 +33,7 @@ type importServer struct {
 // chunkReader turns the Import stream's data messages into a reader (the options message
 // read first).
 type chunkReader struct {
-	stream grpc.ClientStreamingServer[basicv1.ImportChunk, basicv1.ImportJob]
+	stream grpc.ClientStreamingServer[basicv1.ImportRequest, basicv1.ImportResponse]
 	buf    []byte
 	err    error
 }
@@ -59,7 +59,7 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (s *importServer) Import(stream grpc.ClientStreamingServer[basicv1.ImportChunk, basicv1.ImportJob]) error {
+func (s *importServer) Import(stream grpc.ClientStreamingServer[basicv1.ImportRequest, basicv1.ImportResponse]) error {
 	ctx := stream.Context()
 	id := authn.FromContext(ctx)
 	first, err := stream.Recv()
@@ -77,7 +77,7 @@ func (s *importServer) Import(stream grpc.ClientStreamingServer[basicv1.ImportCh
 	if err != nil {
 		return err
 	}
-	return stream.SendAndClose(job)
+	return stream.SendAndClose(&basicv1.ImportResponse{Job: job})
 }
 
 // notify sends the job's result to the user who ran it (best effort).
@@ -138,14 +138,14 @@ func (s *importServer) job(ctx context.Context, tenantID, id int64) (*basicv1.Im
 	return j, err
 }
 
-func (s *importServer) GetImportJob(ctx context.Context, req *basicv1.GetImportJobRequest) (*basicv1.ImportJob, error) {
+func (s *importServer) GetImportJob(ctx context.Context, req *basicv1.GetImportJobRequest) (*basicv1.GetImportJobResponse, error) {
 	id := authn.FromContext(ctx)
 	j, err := s.job(ctx, id.TenantID, req.GetId())
 	if err != nil {
 		return nil, err
 	}
 	j.Errors, err = s.im.jobErrors(ctx, id.TenantID, j.Id, jobErrorsShown, 0)
-	return j, err
+	return &basicv1.GetImportJobResponse{Job: j}, err
 }
 
 func importPage(num, size, def int32) (int32, int32) {
@@ -191,7 +191,7 @@ func (s *importServer) ListImportErrors(ctx context.Context, req *basicv1.ListIm
 
 // WatchImportJob polls the job (twice a second) and sends each change; the last event is
 // the finished job.
-func (s *importServer) WatchImportJob(req *basicv1.WatchImportJobRequest, stream grpc.ServerStreamingServer[basicv1.ImportJobEvent]) error {
+func (s *importServer) WatchImportJob(req *basicv1.WatchImportJobRequest, stream grpc.ServerStreamingServer[basicv1.WatchImportJobResponse]) error {
 	ctx := stream.Context()
 	id := authn.FromContext(ctx)
 	var last *basicv1.ImportJob
@@ -204,7 +204,7 @@ func (s *importServer) WatchImportJob(req *basicv1.WatchImportJobRequest, stream
 		if last == nil || !proto.Equal(last, j) {
 			offset++
 			if offset > req.GetAfter() {
-				if err := stream.Send(&basicv1.ImportJobEvent{Offset: offset, Job: j}); err != nil {
+				if err := stream.Send(&basicv1.WatchImportJobResponse{Offset: offset, Job: j}); err != nil {
 					return err
 				}
 			}
@@ -265,7 +265,7 @@ func registerUpload(ctx context.Context, mux *runtime.ServeMux, conn grpc.Client
 }
 
 // upload sends the options, then the body in chunks, and returns the job.
-func upload(ctx context.Context, client basicv1.ImportServiceClient, opts *basicv1.ImportOptions, body io.Reader) (*basicv1.ImportJob, runtime.ServerMetadata, error) {
+func upload(ctx context.Context, client basicv1.ImportServiceClient, opts *basicv1.ImportOptions, body io.Reader) (*basicv1.ImportResponse, runtime.ServerMetadata, error) {
 	var md runtime.ServerMetadata
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -273,7 +273,7 @@ func upload(ctx context.Context, client basicv1.ImportServiceClient, opts *basic
 	if err != nil {
 		return nil, md, err
 	}
-	if err := stream.Send(&basicv1.ImportChunk{Part: &basicv1.ImportChunk_Options{Options: opts}}); err != nil {
+	if err := stream.Send(&basicv1.ImportRequest{Part: &basicv1.ImportRequest_Options{Options: opts}}); err != nil {
 		_, err = stream.CloseAndRecv()
 		return nil, md, err
 	}
@@ -281,7 +281,7 @@ func upload(ctx context.Context, client basicv1.ImportServiceClient, opts *basic
 	for {
 		n, rerr := io.ReadFull(body, buf)
 		if n > 0 {
-			if err := stream.Send(&basicv1.ImportChunk{Part: &basicv1.ImportChunk_Data{Data: append([]byte(nil), buf[:n]...)}}); err != nil {
+			if err := stream.Send(&basicv1.ImportRequest{Part: &basicv1.ImportRequest_Data{Data: append([]byte(nil), buf[:n]...)}}); err != nil {
 				// The service ended the call (a refusal, a failure): its answer says why.
 				_, err = stream.CloseAndRecv()
 				return nil, md, err
@@ -298,39 +298,41 @@ func upload(ctx context.Context, client basicv1.ImportServiceClient, opts *basic
 			return nil, md, apperr.New(apperr.KindInvalid, "reading the request body: %v", rerr).GRPCStatus().Err()
 		}
 	}
-	job, err := stream.CloseAndRecv()
-	return job, md, err
+	resp, err := stream.CloseAndRecv()
+	return resp, md, err
 }
 
 // importTopic is the real-time topic "import:<id>" (and GET .../imports/{id}/events as SSE).
 func importTopic() restapi.Topic {
-	st := restapi.ServerStream[*basicv1.WatchImportJobRequest, basicv1.ImportJobEvent]{
+	st := restapi.ServerStream[*basicv1.WatchImportJobRequest, basicv1.WatchImportJobResponse]{
 		StreamRoute: restapi.StreamRoute{Method: "GET", Path: "/api/v1/basic/imports/{id}/events",
 			RPC: "/shopmind.basic.v1.ImportService/WatchImportJob", Resume: "after", Event: importEventDoc},
 		Empty: func() *basicv1.WatchImportJobRequest { return &basicv1.WatchImportJobRequest{} },
-		Call: func(ctx context.Context, conn grpc.ClientConnInterface, req *basicv1.WatchImportJobRequest) (grpc.ServerStreamingClient[basicv1.ImportJobEvent], error) {
+		Call: func(ctx context.Context, conn grpc.ClientConnInterface, req *basicv1.WatchImportJobRequest) (grpc.ServerStreamingClient[basicv1.WatchImportJobResponse], error) {
 			return basicv1.NewImportServiceClient(conn).WatchImportJob(ctx, req)
 		},
-		Convert: func(ev *basicv1.ImportJobEvent) (restapi.Event, error) { return importEvent{ev}, nil },
+		Convert: func(ev *basicv1.WatchImportJobResponse) (restapi.Event, error) { return importEvent{ev}, nil },
 		Failure: func(id string, err error) restapi.Event {
 			env := apperr.FromError(err)
 			n, _ := strconv.ParseInt(id, 10, 64)
-			return importEvent{&basicv1.ImportJobEvent{Job: &basicv1.ImportJob{Id: n, Status: "failed", Message: env.Message}}}
+			return importEvent{&basicv1.WatchImportJobResponse{Job: &basicv1.ImportJob{Id: n, Status: "failed", Message: env.Message}}}
 		},
 	}
 	return restapi.Topic{Kind: "import", Stream: st, IDField: "id"}
 }
 
-// importEvent is an ImportJobEvent as the gateway writes it (protojson, proto names).
-type importEvent struct{ *basicv1.ImportJobEvent }
+// importEvent is a WatchImportJobResponse as the gateway writes it (protojson, proto names).
+type importEvent struct {
+	*basicv1.WatchImportJobResponse
+}
 
 func (e importEvent) StreamID() string { return strconv.FormatInt(e.GetJob().GetId(), 10) }
 func (e importEvent) Offset() int64    { return e.GetOffset() }
 func (e importEvent) AppendJSON(buf []byte) ([]byte, error) {
-	return pbjson.MarshalAppend(buf, e.ImportJobEvent)
+	return pbjson.MarshalAppend(buf, e.WatchImportJobResponse)
 }
 
-var importEventDoc = restapi.EventDoc{Name: "shopmind.basic.v1.ImportJobEvent", Schema: `{"type":"object","description":"An import job's state: sent at once, on each change, and when it ends.","properties":{
+var importEventDoc = restapi.EventDoc{Name: "shopmind.basic.v1.WatchImportJobResponse", Schema: `{"type":"object","description":"An import job's state: sent at once, on each change, and when it ends.","properties":{
 "offset":{"type":"string","description":"grows from event to event (int64 as a string)"},
 "job":{"type":"object","description":"the job (ImportJob, without its errors)","properties":{
 "id":{"type":"string"},"kind":{"type":"string"},"format":{"type":"string"},"encoding":{"type":"string"},

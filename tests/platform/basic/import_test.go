@@ -77,11 +77,13 @@ func (tn *tenant) importOK(t testing.TB, query string, body []byte) importJob {
 	if st != 200 || env.Code != 0 {
 		t.Fatalf("import %s: HTTP %d %d %s", query, st, env.Code, env.Message)
 	}
-	var j importJob
+	var j struct {
+		Job importJob `json:"job"`
+	}
 	if err := json.Unmarshal(env.Data, &j); err != nil {
 		t.Fatal(err)
 	}
-	return j
+	return j.Job
 }
 
 const (
@@ -155,7 +157,11 @@ func TestImportSampleExports(t *testing.T) {
 				t.Fatalf("re-import changed the data: %d/%d orders, %v %v %v", relisted.Total, listed.Total, g2, o2, r2)
 			}
 			var got importJob
-			tn.get(t, fmt.Sprintf("/basic/api/v1/basic/imports/%d", j.ID), &got)
+			var wrapped struct {
+				Job *importJob `json:"job"`
+			}
+			wrapped.Job = &got
+			tn.get(t, fmt.Sprintf("/basic/api/v1/basic/imports/%d", j.ID), &wrapped)
 			if got.ID != j.ID || got.Status != "succeeded" || got.RowsStored != j.RowsStored {
 				t.Fatalf("GET job: %+v", got)
 			}
@@ -238,9 +244,11 @@ func TestImportConcurrent(t *testing.T) {
 			st, env := tn.upload(t, "", body)
 			codes[i] = env.Code
 			if st == 200 {
-				var j importJob
+				var j struct {
+					Job importJob `json:"job"`
+				}
 				_ = json.Unmarshal(env.Data, &j)
-				created[i] = int64(j.OrdersCreated)
+				created[i] = int64(j.Job.OrdersCreated)
 			} else if env.Code != 409 || !strings.Contains(env.Message, "is running") {
 				t.Errorf("upload %d: HTTP %d %d %s", i, st, env.Code, env.Message)
 			}

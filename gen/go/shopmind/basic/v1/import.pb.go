@@ -41,32 +41,32 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// ImportChunk is one message of Import: options first, then the file's bytes.
-type ImportChunk struct {
+// ImportRequest is one message of Import: options first, then the file's bytes.
+type ImportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Part:
 	//
-	//	*ImportChunk_Options
-	//	*ImportChunk_Data
-	Part          isImportChunk_Part `protobuf_oneof:"part"`
+	//	*ImportRequest_Options
+	//	*ImportRequest_Data
+	Part          isImportRequest_Part `protobuf_oneof:"part"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ImportChunk) Reset() {
-	*x = ImportChunk{}
+func (x *ImportRequest) Reset() {
+	*x = ImportRequest{}
 	mi := &file_shopmind_basic_v1_import_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ImportChunk) String() string {
+func (x *ImportRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ImportChunk) ProtoMessage() {}
+func (*ImportRequest) ProtoMessage() {}
 
-func (x *ImportChunk) ProtoReflect() protoreflect.Message {
+func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_shopmind_basic_v1_import_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -78,53 +78,53 @@ func (x *ImportChunk) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ImportChunk.ProtoReflect.Descriptor instead.
-func (*ImportChunk) Descriptor() ([]byte, []int) {
+// Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
+func (*ImportRequest) Descriptor() ([]byte, []int) {
 	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *ImportChunk) GetPart() isImportChunk_Part {
+func (x *ImportRequest) GetPart() isImportRequest_Part {
 	if x != nil {
 		return x.Part
 	}
 	return nil
 }
 
-func (x *ImportChunk) GetOptions() *ImportOptions {
+func (x *ImportRequest) GetOptions() *ImportOptions {
 	if x != nil {
-		if x, ok := x.Part.(*ImportChunk_Options); ok {
+		if x, ok := x.Part.(*ImportRequest_Options); ok {
 			return x.Options
 		}
 	}
 	return nil
 }
 
-func (x *ImportChunk) GetData() []byte {
+func (x *ImportRequest) GetData() []byte {
 	if x != nil {
-		if x, ok := x.Part.(*ImportChunk_Data); ok {
+		if x, ok := x.Part.(*ImportRequest_Data); ok {
 			return x.Data
 		}
 	}
 	return nil
 }
 
-type isImportChunk_Part interface {
-	isImportChunk_Part()
+type isImportRequest_Part interface {
+	isImportRequest_Part()
 }
 
-type ImportChunk_Options struct {
+type ImportRequest_Options struct {
 	// The first message.
 	Options *ImportOptions `protobuf:"bytes,1,opt,name=options,proto3,oneof"`
 }
 
-type ImportChunk_Data struct {
+type ImportRequest_Data struct {
 	// The file's next bytes (at most 1 MiB a message).
 	Data []byte `protobuf:"bytes,2,opt,name=data,proto3,oneof"`
 }
 
-func (*ImportChunk_Options) isImportChunk_Part() {}
+func (*ImportRequest_Options) isImportRequest_Part() {}
 
-func (*ImportChunk_Data) isImportChunk_Part() {}
+func (*ImportRequest_Data) isImportRequest_Part() {}
 
 // ImportOptions say what the file holds and where its rows go.
 type ImportOptions struct {
@@ -245,6 +245,51 @@ func (x *ImportOptions) GetDeclaredSize() int64 {
 	return 0
 }
 
+// ImportResponse is the finished job.
+type ImportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *ImportJob             `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportResponse) Reset() {
+	*x = ImportResponse{}
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportResponse) ProtoMessage() {}
+
+func (x *ImportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
+func (*ImportResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ImportResponse) GetJob() *ImportJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
 // ImportJob is one import and its progress.
 type ImportJob struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -285,7 +330,7 @@ type ImportJob struct {
 
 func (x *ImportJob) Reset() {
 	*x = ImportJob{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[2]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -297,7 +342,7 @@ func (x *ImportJob) String() string {
 func (*ImportJob) ProtoMessage() {}
 
 func (x *ImportJob) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[2]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -310,7 +355,7 @@ func (x *ImportJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportJob.ProtoReflect.Descriptor instead.
 func (*ImportJob) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{2}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ImportJob) GetId() int64 {
@@ -454,7 +499,7 @@ type ImportRowError struct {
 
 func (x *ImportRowError) Reset() {
 	*x = ImportRowError{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[3]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -466,7 +511,7 @@ func (x *ImportRowError) String() string {
 func (*ImportRowError) ProtoMessage() {}
 
 func (x *ImportRowError) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[3]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -479,7 +524,7 @@ func (x *ImportRowError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRowError.ProtoReflect.Descriptor instead.
 func (*ImportRowError) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{3}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ImportRowError) GetLine() int64 {
@@ -512,7 +557,7 @@ type GetImportJobRequest struct {
 
 func (x *GetImportJobRequest) Reset() {
 	*x = GetImportJobRequest{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[4]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +569,7 @@ func (x *GetImportJobRequest) String() string {
 func (*GetImportJobRequest) ProtoMessage() {}
 
 func (x *GetImportJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[4]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +582,7 @@ func (x *GetImportJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetImportJobRequest.ProtoReflect.Descriptor instead.
 func (*GetImportJobRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{4}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetImportJobRequest) GetId() int64 {
@@ -545,6 +590,51 @@ func (x *GetImportJobRequest) GetId() int64 {
 		return x.Id
 	}
 	return 0
+}
+
+// GetImportJobResponse is the job with its first 100 rejected rows.
+type GetImportJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *ImportJob             `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetImportJobResponse) Reset() {
+	*x = GetImportJobResponse{}
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetImportJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetImportJobResponse) ProtoMessage() {}
+
+func (x *GetImportJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetImportJobResponse.ProtoReflect.Descriptor instead.
+func (*GetImportJobResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetImportJobResponse) GetJob() *ImportJob {
+	if x != nil {
+		return x.Job
+	}
+	return nil
 }
 
 type ListImportJobsRequest struct {
@@ -559,7 +649,7 @@ type ListImportJobsRequest struct {
 
 func (x *ListImportJobsRequest) Reset() {
 	*x = ListImportJobsRequest{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[5]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +661,7 @@ func (x *ListImportJobsRequest) String() string {
 func (*ListImportJobsRequest) ProtoMessage() {}
 
 func (x *ListImportJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[5]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +674,7 @@ func (x *ListImportJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImportJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListImportJobsRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{5}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListImportJobsRequest) GetPageNum() int32 {
@@ -614,7 +704,7 @@ type ListImportJobsResponse struct {
 
 func (x *ListImportJobsResponse) Reset() {
 	*x = ListImportJobsResponse{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[6]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -626,7 +716,7 @@ func (x *ListImportJobsResponse) String() string {
 func (*ListImportJobsResponse) ProtoMessage() {}
 
 func (x *ListImportJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[6]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -639,7 +729,7 @@ func (x *ListImportJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImportJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListImportJobsResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{6}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListImportJobsResponse) GetItems() []*ImportJob {
@@ -683,7 +773,7 @@ type ListImportErrorsRequest struct {
 
 func (x *ListImportErrorsRequest) Reset() {
 	*x = ListImportErrorsRequest{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[7]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -695,7 +785,7 @@ func (x *ListImportErrorsRequest) String() string {
 func (*ListImportErrorsRequest) ProtoMessage() {}
 
 func (x *ListImportErrorsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[7]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -708,7 +798,7 @@ func (x *ListImportErrorsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImportErrorsRequest.ProtoReflect.Descriptor instead.
 func (*ListImportErrorsRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{7}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListImportErrorsRequest) GetId() int64 {
@@ -744,7 +834,7 @@ type ListImportErrorsResponse struct {
 
 func (x *ListImportErrorsResponse) Reset() {
 	*x = ListImportErrorsResponse{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[8]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -756,7 +846,7 @@ func (x *ListImportErrorsResponse) String() string {
 func (*ListImportErrorsResponse) ProtoMessage() {}
 
 func (x *ListImportErrorsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[8]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -769,7 +859,7 @@ func (x *ListImportErrorsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListImportErrorsResponse.ProtoReflect.Descriptor instead.
 func (*ListImportErrorsResponse) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{8}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListImportErrorsResponse) GetItems() []*ImportRowError {
@@ -811,7 +901,7 @@ type WatchImportJobRequest struct {
 
 func (x *WatchImportJobRequest) Reset() {
 	*x = WatchImportJobRequest{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[9]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +913,7 @@ func (x *WatchImportJobRequest) String() string {
 func (*WatchImportJobRequest) ProtoMessage() {}
 
 func (x *WatchImportJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[9]
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +926,7 @@ func (x *WatchImportJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchImportJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchImportJobRequest) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{9}
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatchImportJobRequest) GetId() int64 {
@@ -853,8 +943,8 @@ func (x *WatchImportJobRequest) GetAfter() int64 {
 	return 0
 }
 
-// ImportJobEvent is the job's state at one moment.
-type ImportJobEvent struct {
+// WatchImportJobResponse is the job's state at one moment.
+type WatchImportJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Grows from event to event.
 	Offset int64 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
@@ -864,21 +954,21 @@ type ImportJobEvent struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ImportJobEvent) Reset() {
-	*x = ImportJobEvent{}
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[10]
+func (x *WatchImportJobResponse) Reset() {
+	*x = WatchImportJobResponse{}
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ImportJobEvent) String() string {
+func (x *WatchImportJobResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ImportJobEvent) ProtoMessage() {}
+func (*WatchImportJobResponse) ProtoMessage() {}
 
-func (x *ImportJobEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_shopmind_basic_v1_import_proto_msgTypes[10]
+func (x *WatchImportJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shopmind_basic_v1_import_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,19 +979,19 @@ func (x *ImportJobEvent) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ImportJobEvent.ProtoReflect.Descriptor instead.
-func (*ImportJobEvent) Descriptor() ([]byte, []int) {
-	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{10}
+// Deprecated: Use WatchImportJobResponse.ProtoReflect.Descriptor instead.
+func (*WatchImportJobResponse) Descriptor() ([]byte, []int) {
+	return file_shopmind_basic_v1_import_proto_rawDescGZIP(), []int{12}
 }
 
-func (x *ImportJobEvent) GetOffset() int64 {
+func (x *WatchImportJobResponse) GetOffset() int64 {
 	if x != nil {
 		return x.Offset
 	}
 	return 0
 }
 
-func (x *ImportJobEvent) GetJob() *ImportJob {
+func (x *WatchImportJobResponse) GetJob() *ImportJob {
 	if x != nil {
 		return x.Job
 	}
@@ -912,8 +1002,8 @@ var File_shopmind_basic_v1_import_proto protoreflect.FileDescriptor
 
 const file_shopmind_basic_v1_import_proto_rawDesc = "" +
 	"\n" +
-	"\x1eshopmind/basic/v1/import.proto\x12\x11shopmind.basic.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"t\n" +
-	"\vImportChunk\x12<\n" +
+	"\x1eshopmind/basic/v1/import.proto\x12\x11shopmind.basic.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fshopmind/common/v1/common.proto\"v\n" +
+	"\rImportRequest\x12<\n" +
 	"\aoptions\x18\x01 \x01(\v2 .shopmind.basic.v1.ImportOptionsH\x00R\aoptions\x12\x1f\n" +
 	"\x04data\x18\x02 \x01(\fB\t\xbaH\x06z\x04\x18\x80\x80@H\x00R\x04dataB\x06\n" +
 	"\x04part\"\xf6\x02\n" +
@@ -926,7 +1016,9 @@ const file_shopmind_basic_v1_import_proto_rawDesc = "" +
 	"\bencoding\x18\x05 \x01(\tB\x17\xbaH\x14r\x12R\x00R\x05utf-8R\agb18030R\bencoding\x12\"\n" +
 	"\amapping\x18\x06 \x01(\tB\b\xbaH\x05r\x03\x18\x80 R\amapping\x12%\n" +
 	"\tfile_name\x18\a \x01(\tB\b\xbaH\x05r\x03\x18\xff\x01R\bfileName\x12,\n" +
-	"\rdeclared_size\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00R\fdeclaredSize\"\xfb\x04\n" +
+	"\rdeclared_size\x18\b \x01(\x03B\a\xbaH\x04\"\x02(\x00R\fdeclaredSize\"@\n" +
+	"\x0eImportResponse\x12.\n" +
+	"\x03job\x18\x01 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job\"\xfb\x04\n" +
 	"\tImportJob\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
@@ -956,7 +1048,9 @@ const file_shopmind_basic_v1_import_proto_rawDesc = "" +
 	"\x06column\x18\x02 \x01(\tR\x06column\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\".\n" +
 	"\x13GetImportJobRequest\x12\x17\n" +
-	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"c\n" +
+	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"F\n" +
+	"\x14GetImportJobResponse\x12.\n" +
+	"\x03job\x18\x01 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job\"c\n" +
 	"\x15ListImportJobsRequest\x12\"\n" +
 	"\bpage_num\x18\x01 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\apageNum\x12&\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\"\x9a\x01\n" +
@@ -977,16 +1071,16 @@ const file_shopmind_basic_v1_import_proto_rawDesc = "" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"O\n" +
 	"\x15WatchImportJobRequest\x12\x17\n" +
 	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\x12\x1d\n" +
-	"\x05after\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05after\"X\n" +
-	"\x0eImportJobEvent\x12\x16\n" +
+	"\x05after\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05after\"`\n" +
+	"\x16WatchImportJobResponse\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12.\n" +
-	"\x03job\x18\x02 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job2\xce\x05\n" +
-	"\rImportService\x12c\n" +
-	"\x06Import\x12\x1e.shopmind.basic.v1.ImportChunk\x1a\x1c.shopmind.basic.v1.ImportJob\"\x19ʔ'\x15\x12\x13basic:import:create(\x01\x12\x8f\x01\n" +
-	"\fGetImportJob\x12&.shopmind.basic.v1.GetImportJobRequest\x1a\x1c.shopmind.basic.v1.ImportJob\"9ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02\x1c\x12\x1a/api/v1/basic/imports/{id}\x12\x9b\x01\n" +
+	"\x03job\x18\x02 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job2\xe9\x05\n" +
+	"\rImportService\x12j\n" +
+	"\x06Import\x12 .shopmind.basic.v1.ImportRequest\x1a!.shopmind.basic.v1.ImportResponse\"\x19ʔ'\x15\x12\x13basic:import:create(\x01\x12\x9a\x01\n" +
+	"\fGetImportJob\x12&.shopmind.basic.v1.GetImportJobRequest\x1a'.shopmind.basic.v1.GetImportJobResponse\"9ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02\x1c\x12\x1a/api/v1/basic/imports/{id}\x12\x9b\x01\n" +
 	"\x0eListImportJobs\x12(.shopmind.basic.v1.ListImportJobsRequest\x1a).shopmind.basic.v1.ListImportJobsResponse\"4ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02\x17\x12\x15/api/v1/basic/imports\x12\xad\x01\n" +
-	"\x10ListImportErrors\x12*.shopmind.basic.v1.ListImportErrorsRequest\x1a+.shopmind.basic.v1.ListImportErrorsResponse\"@ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02#\x12!/api/v1/basic/imports/{id}/errors\x12x\n" +
-	"\x0eWatchImportJob\x12(.shopmind.basic.v1.WatchImportJobRequest\x1a!.shopmind.basic.v1.ImportJobEvent\"\x17ʔ'\x13\x12\x11basic:import:list0\x01B?Z=github.com/shopmind/shopmind/gen/go/shopmind/basic/v1;basicv1b\x06proto3"
+	"\x10ListImportErrors\x12*.shopmind.basic.v1.ListImportErrorsRequest\x1a+.shopmind.basic.v1.ListImportErrorsResponse\"@ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02#\x12!/api/v1/basic/imports/{id}/errors\x12\x80\x01\n" +
+	"\x0eWatchImportJob\x12(.shopmind.basic.v1.WatchImportJobRequest\x1a).shopmind.basic.v1.WatchImportJobResponse\"\x17ʔ'\x13\x12\x11basic:import:list0\x01B?Z=github.com/shopmind/shopmind/gen/go/shopmind/basic/v1;basicv1b\x06proto3"
 
 var (
 	file_shopmind_basic_v1_import_proto_rawDescOnce sync.Once
@@ -1000,44 +1094,48 @@ func file_shopmind_basic_v1_import_proto_rawDescGZIP() []byte {
 	return file_shopmind_basic_v1_import_proto_rawDescData
 }
 
-var file_shopmind_basic_v1_import_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_shopmind_basic_v1_import_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_shopmind_basic_v1_import_proto_goTypes = []any{
-	(*ImportChunk)(nil),              // 0: shopmind.basic.v1.ImportChunk
+	(*ImportRequest)(nil),            // 0: shopmind.basic.v1.ImportRequest
 	(*ImportOptions)(nil),            // 1: shopmind.basic.v1.ImportOptions
-	(*ImportJob)(nil),                // 2: shopmind.basic.v1.ImportJob
-	(*ImportRowError)(nil),           // 3: shopmind.basic.v1.ImportRowError
-	(*GetImportJobRequest)(nil),      // 4: shopmind.basic.v1.GetImportJobRequest
-	(*ListImportJobsRequest)(nil),    // 5: shopmind.basic.v1.ListImportJobsRequest
-	(*ListImportJobsResponse)(nil),   // 6: shopmind.basic.v1.ListImportJobsResponse
-	(*ListImportErrorsRequest)(nil),  // 7: shopmind.basic.v1.ListImportErrorsRequest
-	(*ListImportErrorsResponse)(nil), // 8: shopmind.basic.v1.ListImportErrorsResponse
-	(*WatchImportJobRequest)(nil),    // 9: shopmind.basic.v1.WatchImportJobRequest
-	(*ImportJobEvent)(nil),           // 10: shopmind.basic.v1.ImportJobEvent
-	(*timestamppb.Timestamp)(nil),    // 11: google.protobuf.Timestamp
+	(*ImportResponse)(nil),           // 2: shopmind.basic.v1.ImportResponse
+	(*ImportJob)(nil),                // 3: shopmind.basic.v1.ImportJob
+	(*ImportRowError)(nil),           // 4: shopmind.basic.v1.ImportRowError
+	(*GetImportJobRequest)(nil),      // 5: shopmind.basic.v1.GetImportJobRequest
+	(*GetImportJobResponse)(nil),     // 6: shopmind.basic.v1.GetImportJobResponse
+	(*ListImportJobsRequest)(nil),    // 7: shopmind.basic.v1.ListImportJobsRequest
+	(*ListImportJobsResponse)(nil),   // 8: shopmind.basic.v1.ListImportJobsResponse
+	(*ListImportErrorsRequest)(nil),  // 9: shopmind.basic.v1.ListImportErrorsRequest
+	(*ListImportErrorsResponse)(nil), // 10: shopmind.basic.v1.ListImportErrorsResponse
+	(*WatchImportJobRequest)(nil),    // 11: shopmind.basic.v1.WatchImportJobRequest
+	(*WatchImportJobResponse)(nil),   // 12: shopmind.basic.v1.WatchImportJobResponse
+	(*timestamppb.Timestamp)(nil),    // 13: google.protobuf.Timestamp
 }
 var file_shopmind_basic_v1_import_proto_depIdxs = []int32{
-	1,  // 0: shopmind.basic.v1.ImportChunk.options:type_name -> shopmind.basic.v1.ImportOptions
-	3,  // 1: shopmind.basic.v1.ImportJob.errors:type_name -> shopmind.basic.v1.ImportRowError
-	11, // 2: shopmind.basic.v1.ImportJob.started_at:type_name -> google.protobuf.Timestamp
-	11, // 3: shopmind.basic.v1.ImportJob.finished_at:type_name -> google.protobuf.Timestamp
-	2,  // 4: shopmind.basic.v1.ListImportJobsResponse.items:type_name -> shopmind.basic.v1.ImportJob
-	3,  // 5: shopmind.basic.v1.ListImportErrorsResponse.items:type_name -> shopmind.basic.v1.ImportRowError
-	2,  // 6: shopmind.basic.v1.ImportJobEvent.job:type_name -> shopmind.basic.v1.ImportJob
-	0,  // 7: shopmind.basic.v1.ImportService.Import:input_type -> shopmind.basic.v1.ImportChunk
-	4,  // 8: shopmind.basic.v1.ImportService.GetImportJob:input_type -> shopmind.basic.v1.GetImportJobRequest
-	5,  // 9: shopmind.basic.v1.ImportService.ListImportJobs:input_type -> shopmind.basic.v1.ListImportJobsRequest
-	7,  // 10: shopmind.basic.v1.ImportService.ListImportErrors:input_type -> shopmind.basic.v1.ListImportErrorsRequest
-	9,  // 11: shopmind.basic.v1.ImportService.WatchImportJob:input_type -> shopmind.basic.v1.WatchImportJobRequest
-	2,  // 12: shopmind.basic.v1.ImportService.Import:output_type -> shopmind.basic.v1.ImportJob
-	2,  // 13: shopmind.basic.v1.ImportService.GetImportJob:output_type -> shopmind.basic.v1.ImportJob
-	6,  // 14: shopmind.basic.v1.ImportService.ListImportJobs:output_type -> shopmind.basic.v1.ListImportJobsResponse
-	8,  // 15: shopmind.basic.v1.ImportService.ListImportErrors:output_type -> shopmind.basic.v1.ListImportErrorsResponse
-	10, // 16: shopmind.basic.v1.ImportService.WatchImportJob:output_type -> shopmind.basic.v1.ImportJobEvent
-	12, // [12:17] is the sub-list for method output_type
-	7,  // [7:12] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	1,  // 0: shopmind.basic.v1.ImportRequest.options:type_name -> shopmind.basic.v1.ImportOptions
+	3,  // 1: shopmind.basic.v1.ImportResponse.job:type_name -> shopmind.basic.v1.ImportJob
+	4,  // 2: shopmind.basic.v1.ImportJob.errors:type_name -> shopmind.basic.v1.ImportRowError
+	13, // 3: shopmind.basic.v1.ImportJob.started_at:type_name -> google.protobuf.Timestamp
+	13, // 4: shopmind.basic.v1.ImportJob.finished_at:type_name -> google.protobuf.Timestamp
+	3,  // 5: shopmind.basic.v1.GetImportJobResponse.job:type_name -> shopmind.basic.v1.ImportJob
+	3,  // 6: shopmind.basic.v1.ListImportJobsResponse.items:type_name -> shopmind.basic.v1.ImportJob
+	4,  // 7: shopmind.basic.v1.ListImportErrorsResponse.items:type_name -> shopmind.basic.v1.ImportRowError
+	3,  // 8: shopmind.basic.v1.WatchImportJobResponse.job:type_name -> shopmind.basic.v1.ImportJob
+	0,  // 9: shopmind.basic.v1.ImportService.Import:input_type -> shopmind.basic.v1.ImportRequest
+	5,  // 10: shopmind.basic.v1.ImportService.GetImportJob:input_type -> shopmind.basic.v1.GetImportJobRequest
+	7,  // 11: shopmind.basic.v1.ImportService.ListImportJobs:input_type -> shopmind.basic.v1.ListImportJobsRequest
+	9,  // 12: shopmind.basic.v1.ImportService.ListImportErrors:input_type -> shopmind.basic.v1.ListImportErrorsRequest
+	11, // 13: shopmind.basic.v1.ImportService.WatchImportJob:input_type -> shopmind.basic.v1.WatchImportJobRequest
+	2,  // 14: shopmind.basic.v1.ImportService.Import:output_type -> shopmind.basic.v1.ImportResponse
+	6,  // 15: shopmind.basic.v1.ImportService.GetImportJob:output_type -> shopmind.basic.v1.GetImportJobResponse
+	8,  // 16: shopmind.basic.v1.ImportService.ListImportJobs:output_type -> shopmind.basic.v1.ListImportJobsResponse
+	10, // 17: shopmind.basic.v1.ImportService.ListImportErrors:output_type -> shopmind.basic.v1.ListImportErrorsResponse
+	12, // 18: shopmind.basic.v1.ImportService.WatchImportJob:output_type -> shopmind.basic.v1.WatchImportJobResponse
+	14, // [14:19] is the sub-list for method output_type
+	9,  // [9:14] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_shopmind_basic_v1_import_proto_init() }
@@ -1046,8 +1144,8 @@ func file_shopmind_basic_v1_import_proto_init() {
 		return
 	}
 	file_shopmind_basic_v1_import_proto_msgTypes[0].OneofWrappers = []any{
-		(*ImportChunk_Options)(nil),
-		(*ImportChunk_Data)(nil),
+		(*ImportRequest_Options)(nil),
+		(*ImportRequest_Data)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1055,7 +1153,7 @@ func file_shopmind_basic_v1_import_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shopmind_basic_v1_import_proto_rawDesc), len(file_shopmind_basic_v1_import_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

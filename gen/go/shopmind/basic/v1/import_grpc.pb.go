@@ -59,9 +59,9 @@ type ImportServiceClient interface {
 	//
 	// REST: POST /basic/api/v1/basic/imports/{kind} with the file as the body and the options
 	// as query parameters (format, shop_id, shop_name, encoding, mapping, file_name).
-	Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportChunk, ImportJob], error)
+	Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportRequest, ImportResponse], error)
 	// GetImportJob reads one import job of the caller's tenant, while it runs or after.
-	GetImportJob(ctx context.Context, in *GetImportJobRequest, opts ...grpc.CallOption) (*ImportJob, error)
+	GetImportJob(ctx context.Context, in *GetImportJobRequest, opts ...grpc.CallOption) (*GetImportJobResponse, error)
 	// ListImportJobs lists the tenant's import jobs, newest first.
 	ListImportJobs(ctx context.Context, in *ListImportJobsRequest, opts ...grpc.CallOption) (*ListImportJobsResponse, error)
 	// ListImportErrors lists every rejected row of a job, by line.
@@ -70,7 +70,7 @@ type ImportServiceClient interface {
 	// most twice a second), the last when the job ends. The real-time channel serves it as
 	// the topic "import:<id>"; over REST it is GET /basic/api/v1/basic/imports/{id}/events
 	// (server-sent events).
-	WatchImportJob(ctx context.Context, in *WatchImportJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ImportJobEvent], error)
+	WatchImportJob(ctx context.Context, in *WatchImportJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchImportJobResponse], error)
 }
 
 type importServiceClient struct {
@@ -81,22 +81,22 @@ func NewImportServiceClient(cc grpc.ClientConnInterface) ImportServiceClient {
 	return &importServiceClient{cc}
 }
 
-func (c *importServiceClient) Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportChunk, ImportJob], error) {
+func (c *importServiceClient) Import(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[ImportRequest, ImportResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &ImportService_ServiceDesc.Streams[0], ImportService_Import_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[ImportChunk, ImportJob]{ClientStream: stream}
+	x := &grpc.GenericClientStream[ImportRequest, ImportResponse]{ClientStream: stream}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type ImportService_ImportClient = grpc.ClientStreamingClient[ImportChunk, ImportJob]
+type ImportService_ImportClient = grpc.ClientStreamingClient[ImportRequest, ImportResponse]
 
-func (c *importServiceClient) GetImportJob(ctx context.Context, in *GetImportJobRequest, opts ...grpc.CallOption) (*ImportJob, error) {
+func (c *importServiceClient) GetImportJob(ctx context.Context, in *GetImportJobRequest, opts ...grpc.CallOption) (*GetImportJobResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ImportJob)
+	out := new(GetImportJobResponse)
 	err := c.cc.Invoke(ctx, ImportService_GetImportJob_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -124,13 +124,13 @@ func (c *importServiceClient) ListImportErrors(ctx context.Context, in *ListImpo
 	return out, nil
 }
 
-func (c *importServiceClient) WatchImportJob(ctx context.Context, in *WatchImportJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ImportJobEvent], error) {
+func (c *importServiceClient) WatchImportJob(ctx context.Context, in *WatchImportJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchImportJobResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &ImportService_ServiceDesc.Streams[1], ImportService_WatchImportJob_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[WatchImportJobRequest, ImportJobEvent]{ClientStream: stream}
+	x := &grpc.GenericClientStream[WatchImportJobRequest, WatchImportJobResponse]{ClientStream: stream}
 	if err := x.ClientStream.SendMsg(in); err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (c *importServiceClient) WatchImportJob(ctx context.Context, in *WatchImpor
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type ImportService_WatchImportJobClient = grpc.ServerStreamingClient[ImportJobEvent]
+type ImportService_WatchImportJobClient = grpc.ServerStreamingClient[WatchImportJobResponse]
 
 // ImportServiceServer is the server API for ImportService service.
 // All implementations must embed UnimplementedImportServiceServer
@@ -160,9 +160,9 @@ type ImportServiceServer interface {
 	//
 	// REST: POST /basic/api/v1/basic/imports/{kind} with the file as the body and the options
 	// as query parameters (format, shop_id, shop_name, encoding, mapping, file_name).
-	Import(grpc.ClientStreamingServer[ImportChunk, ImportJob]) error
+	Import(grpc.ClientStreamingServer[ImportRequest, ImportResponse]) error
 	// GetImportJob reads one import job of the caller's tenant, while it runs or after.
-	GetImportJob(context.Context, *GetImportJobRequest) (*ImportJob, error)
+	GetImportJob(context.Context, *GetImportJobRequest) (*GetImportJobResponse, error)
 	// ListImportJobs lists the tenant's import jobs, newest first.
 	ListImportJobs(context.Context, *ListImportJobsRequest) (*ListImportJobsResponse, error)
 	// ListImportErrors lists every rejected row of a job, by line.
@@ -171,7 +171,7 @@ type ImportServiceServer interface {
 	// most twice a second), the last when the job ends. The real-time channel serves it as
 	// the topic "import:<id>"; over REST it is GET /basic/api/v1/basic/imports/{id}/events
 	// (server-sent events).
-	WatchImportJob(*WatchImportJobRequest, grpc.ServerStreamingServer[ImportJobEvent]) error
+	WatchImportJob(*WatchImportJobRequest, grpc.ServerStreamingServer[WatchImportJobResponse]) error
 	mustEmbedUnimplementedImportServiceServer()
 }
 
@@ -182,10 +182,10 @@ type ImportServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedImportServiceServer struct{}
 
-func (UnimplementedImportServiceServer) Import(grpc.ClientStreamingServer[ImportChunk, ImportJob]) error {
+func (UnimplementedImportServiceServer) Import(grpc.ClientStreamingServer[ImportRequest, ImportResponse]) error {
 	return status.Error(codes.Unimplemented, "method Import not implemented")
 }
-func (UnimplementedImportServiceServer) GetImportJob(context.Context, *GetImportJobRequest) (*ImportJob, error) {
+func (UnimplementedImportServiceServer) GetImportJob(context.Context, *GetImportJobRequest) (*GetImportJobResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetImportJob not implemented")
 }
 func (UnimplementedImportServiceServer) ListImportJobs(context.Context, *ListImportJobsRequest) (*ListImportJobsResponse, error) {
@@ -194,7 +194,7 @@ func (UnimplementedImportServiceServer) ListImportJobs(context.Context, *ListImp
 func (UnimplementedImportServiceServer) ListImportErrors(context.Context, *ListImportErrorsRequest) (*ListImportErrorsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListImportErrors not implemented")
 }
-func (UnimplementedImportServiceServer) WatchImportJob(*WatchImportJobRequest, grpc.ServerStreamingServer[ImportJobEvent]) error {
+func (UnimplementedImportServiceServer) WatchImportJob(*WatchImportJobRequest, grpc.ServerStreamingServer[WatchImportJobResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchImportJob not implemented")
 }
 func (UnimplementedImportServiceServer) mustEmbedUnimplementedImportServiceServer() {}
@@ -219,11 +219,11 @@ func RegisterImportServiceServer(s grpc.ServiceRegistrar, srv ImportServiceServe
 }
 
 func _ImportService_Import_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(ImportServiceServer).Import(&grpc.GenericServerStream[ImportChunk, ImportJob]{ServerStream: stream})
+	return srv.(ImportServiceServer).Import(&grpc.GenericServerStream[ImportRequest, ImportResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type ImportService_ImportServer = grpc.ClientStreamingServer[ImportChunk, ImportJob]
+type ImportService_ImportServer = grpc.ClientStreamingServer[ImportRequest, ImportResponse]
 
 func _ImportService_GetImportJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetImportJobRequest)
@@ -284,11 +284,11 @@ func _ImportService_WatchImportJob_Handler(srv interface{}, stream grpc.ServerSt
 	if err := stream.RecvMsg(m); err != nil {
 		return err
 	}
-	return srv.(ImportServiceServer).WatchImportJob(m, &grpc.GenericServerStream[WatchImportJobRequest, ImportJobEvent]{ServerStream: stream})
+	return srv.(ImportServiceServer).WatchImportJob(m, &grpc.GenericServerStream[WatchImportJobRequest, WatchImportJobResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type ImportService_WatchImportJobServer = grpc.ServerStreamingServer[ImportJobEvent]
+type ImportService_WatchImportJobServer = grpc.ServerStreamingServer[WatchImportJobResponse]
 
 // ImportService_ServiceDesc is the grpc.ServiceDesc for ImportService service.
 // It's only intended for direct use with grpc.RegisterService,
