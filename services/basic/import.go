@@ -90,6 +90,8 @@ type importRun struct {
 	plat   string
 	shopID int64 // options' shop, 0: by name
 	byShop map[int64]bool
+	// analyzedAt: the orders written when the statistics were last refreshed.
+	analyzedAt int64
 }
 
 type goodsKey struct {
@@ -212,6 +214,10 @@ func (r *importRun) read(ctx context.Context, body io.Reader) error {
 			return err
 		}
 		batch, errs, lines = batch[:0], errs[:0], 0
+		if err := r.analyzeWhenGrown(ctx); err != nil {
+			return err
+		}
+		r.im.outbox.kick(r.p.TenantID)
 		if r.p.Progress != nil {
 			r.p.Progress(r.job)
 		}
@@ -241,6 +247,19 @@ func (r *importRun) read(ctx context.Context, body io.Reader) error {
 		}
 	}
 	return flush()
+}
+
+// analyzeWhenGrown refreshes the planner statistics of the tables an import grows (at
+// 2,000 stored orders, then at each doubling): plans made while they were small (the
+// outbox's queue joins, the order lines' lookups) would scan them whole at every batch.
+func (r *importRun) analyzeWhenGrown(ctx context.Context) error {
+	n := r.job.OrdersCreated + r.job.OrdersUpdated
+	if n < 2000 || n < r.analyzedAt*2 {
+		return nil
+	}
+	r.analyzedAt = n
+	_, err := r.im.pool.Exec(ctx, "ANALYZE basic.orders, basic.order_items, basic.warehouse_outbox")
+	return err
 }
 
 // store writes one batch: shops and goods found or created, orders inserted or, when their

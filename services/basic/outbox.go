@@ -286,3 +286,11 @@ func (o *outbox) retryAll(ctx context.Context) {
 		o.request(t)
 	}
 }
+
+// kick asks for a push of the tenant's queue without waiting for it (an import's batches:
+// the store follows the import instead of receiving its whole queue at the end).
+func (o *outbox) kick(tenantID int64) {
+	o.mu.Lock()
+	o.request(tenantID)
+	o.mu.Unlock()
+}
