@@ -311,6 +311,12 @@ func TestImportBadFiles(t *testing.T) {
 	}
 	// Tenant isolation.
 	j := tn.importOK(t, "", []byte("order_no,status,ordered_at,paid_amount,quantity\nA-1,paid,2026-10-01,1,1\n"))
+	// The job's progress stream (the topic import:<id> of the real-time channel): a
+	// finished job's last state, then the end.
+	ev := s.Do(t, "GET", fmt.Sprintf("/basic/api/v1/basic/imports/%d/events", j.ID), "", stack.Bearer(tn.Token)...)
+	if ev.Status != 200 || !strings.Contains(string(ev.Body), `"status":"succeeded"`) || !strings.Contains(string(ev.Body), "data: ") {
+		t.Fatalf("events: HTTP %d %s", ev.Status, ev.Body)
+	}
 	other := addTenant(t, s, "impother")
 	other.Expect(t, "GET", fmt.Sprintf("/basic/api/v1/basic/imports/%d", j.ID), "", 404, "not found")
 	var listed pageOf[order]
