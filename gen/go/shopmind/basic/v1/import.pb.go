@@ -1074,13 +1074,13 @@ const file_shopmind_basic_v1_import_proto_rawDesc = "" +
 	"\x05after\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05after\"`\n" +
 	"\x16WatchImportJobResponse\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12.\n" +
-	"\x03job\x18\x02 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job2\xe9\x05\n" +
+	"\x03job\x18\x02 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job2\x92\x06\n" +
 	"\rImportService\x12j\n" +
 	"\x06Import\x12 .shopmind.basic.v1.ImportRequest\x1a!.shopmind.basic.v1.ImportResponse\"\x19ʔ'\x15\x12\x13basic:import:create(\x01\x12\x9a\x01\n" +
 	"\fGetImportJob\x12&.shopmind.basic.v1.GetImportJobRequest\x1a'.shopmind.basic.v1.GetImportJobResponse\"9ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02\x1c\x12\x1a/api/v1/basic/imports/{id}\x12\x9b\x01\n" +
 	"\x0eListImportJobs\x12(.shopmind.basic.v1.ListImportJobsRequest\x1a).shopmind.basic.v1.ListImportJobsResponse\"4ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02\x17\x12\x15/api/v1/basic/imports\x12\xad\x01\n" +
-	"\x10ListImportErrors\x12*.shopmind.basic.v1.ListImportErrorsRequest\x1a+.shopmind.basic.v1.ListImportErrorsResponse\"@ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02#\x12!/api/v1/basic/imports/{id}/errors\x12\x80\x01\n" +
-	"\x0eWatchImportJob\x12(.shopmind.basic.v1.WatchImportJobRequest\x1a).shopmind.basic.v1.WatchImportJobResponse\"\x17ʔ'\x13\x12\x11basic:import:list0\x01B?Z=github.com/shopmind/shopmind/gen/go/shopmind/basic/v1;basicv1b\x06proto3"
+	"\x10ListImportErrors\x12*.shopmind.basic.v1.ListImportErrorsRequest\x1a+.shopmind.basic.v1.ListImportErrorsResponse\"@ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02#\x12!/api/v1/basic/imports/{id}/errors\x12\xa9\x01\n" +
+	"\x0eWatchImportJob\x12(.shopmind.basic.v1.WatchImportJobRequest\x1a).shopmind.basic.v1.WatchImportJobResponse\"@ʔ'\x13\x12\x11basic:import:list\x82\xd3\xe4\x93\x02#\x12!/api/v1/basic/imports/{id}/events0\x01B?Z=github.com/shopmind/shopmind/gen/go/shopmind/basic/v1;basicv1b\x06proto3"
 
 var (
 	file_shopmind_basic_v1_import_proto_rawDescOnce sync.Once
