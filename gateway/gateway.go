@@ -41,6 +41,8 @@ type Backend struct {
 	Streams []restapi.Stream
 	// Topics are the backend's topics on the WebSocket channel (package realtime).
 	Topics []restapi.Topic
+	// Uploads are the backend's file upload routes (upload.go).
+	Uploads []restapi.Upload
 }
 
 // Options configure the gateway.
@@ -105,6 +107,7 @@ type Gateway struct {
 	upstreamTimeout time.Duration
 	streaming       map[string]bool // "METHOD template" of the routes without upstream timeout
 	streamHeaders   []string        // the event streams' naming headers, for CORS
+	uploads         []uploadRoute   // file upload routes (upload.go)
 }
 
 // New builds the gateway: one grpc-gateway mux per environment with every backend's routes,
@@ -139,6 +142,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 				return nil, fmt.Errorf("environment %s, %s routes: %w", name, b.Target, err)
 			}
 		}
+		g.registerUploads(backends)
 		if err := g.registerStreams(e); err != nil { // the SSE bridge (sse.go)
 			return nil, fmt.Errorf("environment %s, streams: %w", name, err)
 		}
@@ -174,7 +178,7 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 	api = g.routeEnvironment(api)
 	api = g.rateLimit(api)
 	if opts.WAF != nil {
-		api = opts.WAF(api)
+		api = g.wafExceptUploadBodies(opts.WAF, api)
 	}
 	api = g.limitBody(api)
 	api = newCORS(edge, g.streamHeaders)(api)
@@ -244,7 +248,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.handler.
 // limitBody answers 413 for a declared body above MaxBodyBytes and caps undeclared ones.
 func (g *Gateway) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.opts.MaxBodyBytes > 0 {
+		if g.opts.MaxBodyBytes > 0 && !g.isUpload(r) {
 			if r.ContentLength > g.opts.MaxBodyBytes {
 				g.envelopes.writeKind(w, r, apperr.KindTooLarge, "request body too large")
 				return

@@ -5,6 +5,7 @@
 //	shopmind devcert [--dir=.devcert]
 //	shopmind demo-data [--orders=N] [--tenant=CODE] [--seed=S] [--analytics-url=URL] [--replace]
 //	shopmind tenant create --code=CODE --name=NAME [--admin=USERNAME] [--admin-password-env=VAR]
+//	shopmind import orders --tenant=CODE [--format=F] [--shop-name=NAME] FILE
 //	shopmind probe --grpc=HOST:PORT | --http=URL
 //	shopmind nl2sql setup [--rebuild-metadata]
 package main
@@ -41,6 +42,7 @@ func usage() string {
                                       for SHOPMIND_TLS_CERT_FILE / SHOPMIND_TLS_KEY_FILE
   ` + demoDataUsage + `
   ` + tenantUsage + `
+  ` + importUsage + `
   ` + probeUsage + `
   ` + nl2sqlUsage + `
 Configuration comes from SHOPMIND_* environment variables (see README).`
@@ -99,6 +101,10 @@ func run(args []string) error {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		return runTenant(ctx, args[1:], osIO())
+	case "import":
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		return runImport(ctx, args[1:], osIO())
 	case "probe":
 		return runProbe(args[1:])
 	case "nl2sql":

@@ -12,12 +12,14 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/shopmind/shopmind/internal/analytics/warehouse"
 	"github.com/shopmind/shopmind/internal/app"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/logging"
 	"github.com/shopmind/shopmind/internal/postgres"
 	"github.com/shopmind/shopmind/services"
+	"github.com/shopmind/shopmind/services/analysis"
 	"github.com/shopmind/shopmind/services/tenant"
 )
 
@@ -147,6 +149,21 @@ func runTenantCreate(ctx context.Context, args []string, cio cmdIO) error {
 		kind = "operator tenant"
 	}
 	fmt.Fprintf(cio.stdout, "%s %s created: id %d, administrator %s\n", kind, created.Code, created.ID, *admin)
+	// The standard e-commerce metric catalog, so the tenant's imported orders can be
+	// analysed at once (services/analysis.InstallStandardCatalog).
+	wh, err := warehouse.Open(ctx, cfg.Analytics.URL, p.DB, logging.New(cio.stderr, cfg.LogLevel))
+	if err == nil {
+		defer wh.Close()
+		err = wh.EnsureSchema(ctx)
+	}
+	n := 0
+	if err == nil {
+		n, err = analysis.InstallStandardCatalog(ctx, p.DB, wh, created.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("tenant create: tenant %s created, but its standard metric catalog was not: %w", created.Code, err)
+	}
+	fmt.Fprintf(cio.stdout, "standard metric catalog: %d metrics (gmv, order_count, ...)\n", n)
 	return nil
 }
 

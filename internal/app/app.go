@@ -371,7 +371,7 @@ func initGateway(a *app) (module, error) {
 				if err != nil {
 					return err
 				}
-				backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams, Topics: s.Topics})
+				backends = append(backends, gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams, Topics: s.Topics, Uploads: s.Uploads})
 			}
 			// Every other environment gets its own connections, to its own addresses
 			// (SHOPMIND_<ENV>_SERVICE_ADDRS, by default the same as dev's).
@@ -388,7 +388,7 @@ func initGateway(a *app) (module, error) {
 					if err != nil {
 						return err
 					}
-					envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams, Topics: s.Topics})
+					envBackends[env] = append(envBackends[env], gateway.Backend{Target: s.Name, Conn: conn, Register: s.Gateway, Streams: s.Streams, Topics: s.Topics, Uploads: s.Uploads})
 				}
 			}
 			var inspect func(*http.Request) waf.Verdict

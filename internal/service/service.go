@@ -55,6 +55,8 @@ type Def struct {
 	// Topics are what clients may follow on the gateway's WebSocket channel, each served
 	// by one of Streams.
 	Topics []restapi.Topic
+	// Uploads are the routes whose body is a file streamed to the service (restapi.Upload).
+	Uploads []restapi.Upload
 	// Config reads the service's own variables through getenv (each package owns its
 	// configuration: variables, defaults, validation) and returns a pointer to its
 	// configuration, which the service receives as Deps.Settings, with a message naming the

@@ -15,6 +15,9 @@ const (
 	DefaultUpstreamRetries        = 2
 	DefaultWarehouseRetryInterval = 10 * time.Second
 	DefaultWarehousePushWait      = time.Second
+	DefaultImportMaxBytes         = 2 << 30
+	DefaultImportMaxRows          = 20_000_000
+	DefaultImportTimeout          = time.Hour
 	// MaxUpstreamRetries bounds SHOPMIND_SYNC_RETRIES.
 	MaxUpstreamRetries = 10
 )
@@ -48,6 +51,12 @@ type Config struct {
 	// WarehousePushWait is how long a write request waits for its change to reach the
 	// analytical store before answering with the sync pending (SHOPMIND_WAREHOUSE_PUSH_WAIT).
 	WarehousePushWait time.Duration
+	// ImportMaxBytes bounds an imported file (SHOPMIND_IMPORT_MAX_BYTES); larger: 413.
+	ImportMaxBytes int64
+	// ImportMaxRows bounds an imported file's data rows (SHOPMIND_IMPORT_MAX_ROWS); more: 413.
+	ImportMaxRows int64
+	// ImportTimeout is an import job's time budget (SHOPMIND_IMPORT_TIMEOUT); beyond it: 504.
+	ImportTimeout time.Duration
 }
 
 // LoadConfig reads the basic service's variables through getenv and returns the
@@ -57,7 +66,8 @@ func LoadConfig(getenv func(string) string) (Config, []string) {
 	var errs []string
 	cfg := Config{SyncTimeout: DefaultSyncTimeout, UpstreamTimeout: DefaultSyncRequestTimeout,
 		UpstreamRetries: DefaultUpstreamRetries, WarehouseRetryInterval: DefaultWarehouseRetryInterval,
-		WarehousePushWait: DefaultWarehousePushWait}
+		WarehousePushWait: DefaultWarehousePushWait, ImportMaxBytes: DefaultImportMaxBytes, ImportMaxRows: DefaultImportMaxRows,
+		ImportTimeout: DefaultImportTimeout}
 	httpURL := func(key string) string {
 		v := strings.TrimSpace(getenv(key))
 		if v == "" {
@@ -88,6 +98,19 @@ func LoadConfig(getenv func(string) string) (Config, []string) {
 	duration("SHOPMIND_SYNC_REQUEST_TIMEOUT", &cfg.UpstreamTimeout)
 	duration("SHOPMIND_WAREHOUSE_RETRY_INTERVAL", &cfg.WarehouseRetryInterval)
 	duration("SHOPMIND_WAREHOUSE_PUSH_WAIT", &cfg.WarehousePushWait)
+	duration("SHOPMIND_IMPORT_TIMEOUT", &cfg.ImportTimeout)
+	positive := func(key string, dst *int64) {
+		if v := strings.TrimSpace(getenv(key)); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n <= 0 {
+				errs = append(errs, fmt.Sprintf("%s: %q is not a positive integer", key, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	positive("SHOPMIND_IMPORT_MAX_BYTES", &cfg.ImportMaxBytes)
+	positive("SHOPMIND_IMPORT_MAX_ROWS", &cfg.ImportMaxRows)
 	if v := strings.TrimSpace(getenv("SHOPMIND_SYNC_RETRIES")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > MaxUpstreamRetries {

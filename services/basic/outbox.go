@@ -234,6 +234,10 @@ func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 		if err != nil {
 			return err
 		}
+		orders, lines, err := o.orders(ctx, tx, tenantID, ids["order"])
+		if err != nil {
+			return err
+		}
 		w := o.wh.Writer()
 		if err := w.UpsertShops(ctx, shops); err != nil {
 			return err
@@ -242,6 +246,9 @@ func (o *outbox) flushChunk(ctx context.Context, tenantID int64) (int, error) {
 			return err
 		}
 		if err := w.UpsertGoods(ctx, goods); err != nil {
+			return err
+		}
+		if err := w.UpsertOrders(ctx, orders, lines); err != nil {
 			return err
 		}
 		return o.unqueue(ctx, tx, tenantID, items)
@@ -278,4 +285,12 @@ func (o *outbox) retryAll(ctx context.Context) {
 	for _, t := range tenants {
 		o.request(t)
 	}
+}
+
+// kick asks for a push of the tenant's queue without waiting for it (an import's batches:
+// the store follows the import instead of receiving its whole queue at the end).
+func (o *outbox) kick(tenantID int64) {
+	o.mu.Lock()
+	o.request(tenantID)
+	o.mu.Unlock()
 }

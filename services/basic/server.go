@@ -57,8 +57,13 @@ func Service() service.Def {
 		Migrations: postgres.Embedded("basic", migrationFiles),
 		Config:     service.ConfigLoader(LoadConfig),
 		Register:   st.register,
-		Gateway:    restapi.Routes(restapi.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient), restapi.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient)),
-		Seed:       st.seed,
+		Gateway: restapi.Routes(restapi.Route(basicv1.RegisterBasicDataServiceHandlerClient, basicv1.NewBasicDataServiceClient),
+			restapi.Route(basicv1.RegisterGoodsServiceHandlerClient, basicv1.NewGoodsServiceClient),
+			restapi.Route(basicv1.RegisterImportServiceHandlerClient, basicv1.NewImportServiceClient), registerUpload),
+		Streams: []restapi.Stream{importTopic().Stream},
+		Topics:  []restapi.Topic{importTopic()},
+		Uploads: []restapi.Upload{{Method: "POST", Path: importUploadPath}},
+		Seed:    st.seed,
 	}
 }
 
@@ -112,6 +117,7 @@ func (st *registration) register(ctx context.Context, s grpc.ServiceRegistrar, d
 	basicv1.RegisterBasicDataServiceServer(s, &dataServer{c: c})
 	basicv1.RegisterGoodsServiceServer(s, &goodsServer{c: c})
 	basicv1.RegisterShopDirectoryServiceServer(s, &shopDirServer{c: c})
+	basicv1.RegisterImportServiceServer(s, &importServer{c: c, im: &Importer{pool: deps.DB, outbox: c.outbox, cfg: cfg, log: deps.Logger}})
 	return nil
 }
 

@@ -2,6 +2,7 @@ package basic
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -102,4 +103,52 @@ func (o *outbox) goods(ctx context.Context, tx pgx.Tx, tenantID int64, ids []int
 		g.CreatedAt, g.UpdatedAt = sec(g.CreatedAt), sec(g.UpdatedAt)
 		return g, err
 	})
+}
+
+// orders reads imported orders (basic.orders) with their lines, as the analytical store
+// keeps them: the platform is the shop's, a line's cost is its goods' cost times the
+// quantity, lines carry the order's status and time.
+func (o *outbox) orders(ctx context.Context, tx pgx.Tx, tenantID int64, ids []int64) ([]warehouse.Order, []warehouse.OrderItem, error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT o.id, o.order_no, o.shop_id, s.platform, o.status, o.buyer_id, o.total_amount::float8,
+		o.discount_amount::float8, o.paid_amount::float8, o.item_count, o.ordered_at, o.paid_at, o.shipped_at, o.completed_at
+		FROM basic.orders o JOIN basic.shops s ON s.tenant_id = o.tenant_id AND s.id = o.shop_id
+		WHERE o.tenant_id = $1 AND o.id = ANY($2) ORDER BY o.id`, tenantID, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	orders, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (warehouse.Order, error) {
+		w := warehouse.Order{TenantID: tenantID}
+		err := r.Scan(&w.OrderID, &w.OrderNo, &w.ShopID, &w.Platform, &w.Status, &w.BuyerID, &w.TotalAmount, &w.DiscountAmount,
+			&w.PaidAmount, &w.ItemCount, &w.OrderedAt, &w.PaidAt, &w.ShippedAt, &w.CompletedAt)
+		w.OrderedAt = sec(w.OrderedAt)
+		for _, t := range []**time.Time{&w.PaidAt, &w.ShippedAt, &w.CompletedAt} {
+			if *t != nil {
+				v := sec(**t)
+				*t = &v
+			}
+		}
+		return w, err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err = tx.Query(ctx, `SELECT i.id, i.order_id, i.goods_id, i.sku_id, o.shop_id, o.status, i.quantity, i.unit_price::float8,
+		i.amount::float8, coalesce(g.cost, 0)::float8 * i.quantity, o.ordered_at
+		FROM basic.order_items i JOIN basic.orders o ON o.tenant_id = i.tenant_id AND o.id = i.order_id
+		LEFT JOIN basic.goods g ON g.tenant_id = i.tenant_id AND g.id = i.goods_id
+		WHERE i.tenant_id = $1 AND i.order_id = ANY($2) ORDER BY i.order_id, i.line_no`, tenantID, ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (warehouse.OrderItem, error) {
+		it := warehouse.OrderItem{TenantID: tenantID}
+		err := r.Scan(&it.ItemID, &it.OrderID, &it.GoodsID, &it.SkuID, &it.ShopID, &it.Status, &it.Quantity, &it.UnitPrice,
+			&it.Amount, &it.CostAmount, &it.OrderedAt)
+		it.OrderedAt = sec(it.OrderedAt)
+		return it, err
+	})
+	return orders, items, err
 }

@@ -58,8 +58,11 @@ func (w *memWriter) Orders(_ context.Context, o []warehouse.Order, i []warehouse
 func (w *memWriter) UpsertShops(context.Context, []warehouse.Shop) error          { return nil }
 func (w *memWriter) UpsertCategories(context.Context, []warehouse.Category) error { return nil }
 func (w *memWriter) UpsertGoods(context.Context, []warehouse.Goods) error         { return nil }
-func (w *memWriter) DeleteTenant(context.Context, int64) error                    { return nil }
-func (w *memWriter) Analyze(context.Context) error                                { w.analyzed = true; return nil }
+func (w *memWriter) UpsertOrders(context.Context, []warehouse.Order, []warehouse.OrderItem) error {
+	return nil
+}
+func (w *memWriter) DeleteTenant(context.Context, int64) error { return nil }
+func (w *memWriter) Analyze(context.Context) error             { w.analyzed = true; return nil }
 
 var now = time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 

@@ -183,6 +183,8 @@ type Writer interface {
 	UpsertShops(ctx context.Context, rows []Shop) error
 	UpsertCategories(ctx context.Context, rows []Category) error
 	UpsertGoods(ctx context.Context, rows []Goods) error
+	// UpsertOrders replaces orders with their complete item lists (orders_upsert.go).
+	UpsertOrders(ctx context.Context, orders []Order, items []OrderItem) error
 
 	// DeleteTenant removes every base-table row of a tenant (reloading demo data).
 	DeleteTenant(ctx context.Context, tenantID int64) error
