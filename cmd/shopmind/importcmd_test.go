@@ -29,7 +29,7 @@ func importRun(t *testing.T, db *pgtest.Database, args ...string) (string, strin
 func TestImportOrdersCommand(t *testing.T) {
 	db := tenantDB(t)
 	out, err := tenantCmd(t, db, nil, "Shop-Owner-2040\n", "--code", "linen", "--name", "Linen Co")
-	if err != nil || !strings.Contains(out, "standard metric catalog: 6 metrics") {
+	if err != nil || !strings.Contains(out, "standard metric catalog: 10 metrics") {
 		t.Fatalf("tenant create: %q %v", out, err)
 	}
 	file := filepath.Join("..", "..", "services", "basic", "testdata", "imports", "shopify_orders.csv")
