@@ -2,7 +2,7 @@
 # Installs what the web console (web/) needs to build and test: Node.js with npm (Debian's,
 # when missing) and web/'s packages exactly as package-lock.json pins them (npm ci, run again
 # only when the lockfile changed), then Debian's chromium for its browser tests
-# (scripts/browser-deps.sh). Idempotent.
+# (scripts/browser-deps.sh) and a CJK font (fonts-wqy-microhei). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v npm >/dev/null 2>&1; then
@@ -14,4 +14,9 @@ if ! cmp -s web/package-lock.json web/node_modules/.shopmind-lock 2>/dev/null; t
   cp web/package-lock.json web/node_modules/.shopmind-lock
 fi
 ./scripts/browser-deps.sh
+# A CJK font, so that the Chinese pages' screenshots show characters, not boxes.
+if ! fc-list 2>/dev/null | grep -qi 'wqy\|noto sans cjk'; then
+  echo "installing Debian's fonts-wqy-microhei" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-wqy-microhei >/dev/null
+fi
 echo "web console toolchain ready: Node $(node --version)" >&2

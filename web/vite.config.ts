@@ -15,5 +15,7 @@ export default defineConfig({
     sourcemap: false,
     chunkSizeWarningLimit: 1500,
   },
-  server: { proxy: { '/api': 'http://127.0.0.1:8080' } },
+  // `npx vite` serves the sources with the API of a running platform (SHOPMIND_API, default
+  // make run's address) behind the same origin.
+  server: { proxy: { '/api': { target: process.env.SHOPMIND_API || 'http://127.0.0.1:8080', ws: true } } },
 });

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { Alert, Button, Card, Input, Progress, Space, Steps, Tag } from 'antd';
+import { Alert, Button, Input, Progress, Space, Steps, Tag } from 'antd';
 import Markdown from 'react-markdown';
 import { api, unwrap } from './lib/api';
 import { follow } from './lib/realtime';
@@ -64,7 +64,7 @@ export function Workflow({ conversationId }: { conversationId: string }) {
   };
 
   return (
-    <Card size="small" style={{ marginBottom: 8 }} title={t('workflow')} data-testid="workflow">
+    <div data-testid="workflow">
       <Space.Compact style={{ width: '100%' }}>
         <Input aria-label={t('workflow')} value={task} onChange={(e) => setTask(e.target.value)} placeholder={t('askPlaceholder')} />
         <Button onClick={() => void start()} disabled={!task.trim() || (!!wid && !['completed', 'failed', 'cancelled'].includes(status))}>
@@ -83,6 +83,6 @@ export function Workflow({ conversationId }: { conversationId: string }) {
         </div>
       )}
       {error && <Alert type="error" showIcon message={error} style={{ marginTop: 8 }} />}
-    </Card>
+    </div>
   );
 }

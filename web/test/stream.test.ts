@@ -118,3 +118,13 @@ describe('helpers', () => {
     expect(toCSV(['a', 'b'], [['x,y', 'say "hi"'], [null, 3]])).toBe('a,b\r\n"x,y","say ""hi"""\r\n,3\r\n');
   });
 });
+
+import { fieldOf } from '../src/pages/Explorer';
+describe('metric form errors', () => {
+  it('puts the API message on the field it names', () => {
+    expect(fieldOf('invalid request: metric.name: does not match regex pattern `^[a-z][a-z0-9_]{0,63}$` (rule string.pattern)')).toBe('name');
+    expect(fieldOf('config.derived.source_field: unknown column "orders.x"')).toBe('config');
+    expect(fieldOf('display_name: value length must be at least 1')).toBe('display_name');
+    expect(fieldOf('metric already exists')).toBeNull();
+  });
+});

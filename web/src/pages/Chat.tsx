@@ -188,7 +188,9 @@ export default function Chat() {
     );
   }, [id]);
 
-  useEffect(() => bottom.current?.scrollIntoView({ block: 'end' }), [history, current]);
+  useEffect(() => {
+    bottom.current?.scrollIntoView({ block: 'end' });
+  }, [history, current]);
 
   const send = async (text: string) => {
     const message = text.trim();
@@ -302,7 +304,8 @@ export default function Chat() {
           )}
           <div ref={bottom} />
         </div>
-        {id && <Workflow conversationId={id} />}
+        {id && <Collapse size="small" style={{ marginBottom: 8 }} items={[{ key: 'wf', label: t('workflow'), children: <Workflow conversationId={id} /> }]} />}
+        <div data-testid="composer">
         <Sender
           aria-label={t('messageInput')}
           value={input}
@@ -313,6 +316,7 @@ export default function Chat() {
           placeholder={t('askPlaceholder')}
           disabled={busy}
         />
+        </div>
       </section>
       <Modal open={!!renaming} title={t('rename')} onOk={() => void saveTitle()} onCancel={() => setRenaming(null)} okText={t('save')} cancelText={t('cancel')}>
         <Input aria-label={t('name')} value={title} onChange={(e) => setTitle(e.target.value)} maxLength={200} onPressEnter={() => void saveTitle()} />

@@ -49,7 +49,9 @@ export default function Explorer() {
       setError((e as Error).message);
     }
   };
-  useEffect(() => void loadCatalog(), []);
+  useEffect(() => {
+    void loadCatalog();
+  }, []);
 
   const range: Range | null = useMemo(() => {
     if (preset !== 'custom') return presetRange(preset);
@@ -121,7 +123,7 @@ export default function Explorer() {
     return {
       chartType: (cat >= 0 ? 'line' : 'bar') as 'line' | 'bar',
       title: metrics.join(', '),
-      columns: ['', ...measureIdx.map((i) => cols[i].name), ...(previous ? measureIdx.map((i) => `${cols[i].name} (${t('previous')})`) : [])],
+      columns: [catIdx >= 0 ? cols[catIdx].name : 'total', ...measureIdx.map((i) => cols[i].name), ...(previous ? measureIdx.map((i) => `${cols[i].name} (${t('previous')})`) : [])],
       rows: rows.map((r) => [label(r), ...measureIdx.map((i) => r[i]), ...(previous ? measureIdx.map((i) => prevFor(r, i) ?? null) : [])]),
     };
   }, [result, previous]); // eslint-disable-line react-hooks/exhaustive-deps
@@ -139,6 +141,7 @@ export default function Explorer() {
     <div style={{ display: 'grid', gridTemplateColumns: '260px 1fr', gap: 16 }}>
       <Card size="small" title={t('metrics')} extra={can('analysis:metric:create') && <Button size="small" onClick={() => setEditing('new')}>{t('newMetric')}</Button>}>
         <Tree
+          key={groups.length}
           checkable
           selectable={false}
           defaultExpandAll
@@ -238,14 +241,14 @@ interface MetricValues {
 }
 
 const configExample: Record<string, string> = {
-  derived: '{"aggregation": "sum", "source_field": "orders.paid_amount", "time_range_field": "orders.paid_at"}',
-  order: '{"order_field": "id", "query_condition": [], "time_basis": "paid_at"}',
+  derived: '{"aggregation": "sum", "source_field": "basic_order_items.amount"}',
+  order: '{"order_field": "paid_amount", "time_basis": "paid_at", "query_condition": []}',
   formula: '{"expression": "gmv / 2", "dependency_ids": []}',
 };
 
 /** fieldOf maps an API message naming a field ("metric.display_name: ...", "name: ...") to the form field. */
 export function fieldOf(message: string): keyof MetricValues | 'config' | null {
-  const m = /^(?:metric\.)?([a-z_]+)(?:\.[a-z_.\[\]0-9]+)?\s*:/.exec(message);
+  const m = /^(?:invalid request:\s*)?(?:metric\.)?([a-z_]+)(?:\.[a-z_.\[\]0-9]+)?\s*:/.exec(message);
   if (!m) return null;
   const f = m[1];
   if (['name', 'display_name', 'group', 'description', 'type'].includes(f)) return f as keyof MetricValues;

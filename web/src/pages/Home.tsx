@@ -80,7 +80,7 @@ export default function Home() {
         setTrend({
           chartType: 'line',
           title: `${kpis[0].display_name || names[0]} · ${t('trend')}`,
-          columns: ['', kpis[0].display_name || names[0]],
+          columns: ['time', kpis[0].display_name || names[0]],
           rows: ((d.rows ?? []) as unknown[][]).map((row) => [String(row[ti] ?? '').slice(0, 10), row[mi]]),
         });
       },
