@@ -87,6 +87,15 @@ async function signIn(page, tenant, user = 'admin', pw = password) {
   await page.locator('button[type=submit]').click();
 }
 
+// go navigates inside the application (no reload), as the menus do: a reload while a token
+// refresh is in flight would lose the rotated refresh token.
+async function go(page, path) {
+  await page.evaluate((p) => {
+    history.pushState({}, '', p);
+    dispatchEvent(new PopStateEvent('popstate'));
+  }, path);
+}
+
 async function signedIn(page) {
   await page.waitForURL(/\/chat/);
   await page.getByTestId('whoami').waitFor();
@@ -218,7 +227,7 @@ for (const lang of ['en', 'zh']) {
     await item.hover();
     await item.locator('.ant-conversations-menu-icon').click();
     await page.getByRole('menuitem', { name: L.rename }).click();
-    const title = lang === 'zh' ? '改名的会话' : 'Renamed conversation';
+    const title = (lang === 'zh' ? '改名的会话 ' : 'Renamed conversation ') + (Date.now() % 100000);
     await page.getByRole('dialog').locator('input').fill(title);
     await page.getByRole('dialog').getByRole('button', { name: L.save }).click();
     await page.getByTestId('conversations').getByText(title).waitFor();
@@ -240,7 +249,7 @@ for (const lang of ['en', 'zh']) {
     const { context, page } = await newPage(lang);
     await signIn(page, 'demo');
     await signedIn(page);
-    await page.goto(base + '/explorer?metric=gmv');
+    await go(page, '/explorer?metric=gmv');
     await page.getByRole('button', { name: L.run }).waitFor();
     const [req] = await Promise.all([page.waitForRequest((r) => r.url().endsWith('/api/v1/anls/query/preview')), page.getByRole('button', { name: L.run }).click()]);
     await page.getByTestId('explorer-table').locator('tbody tr.ant-table-row').first().waitFor();
@@ -284,7 +293,7 @@ for (const lang of ['en', 'zh']) {
     const { context, page } = await newPage(lang);
     await signIn(page, 'demo');
     await signedIn(page);
-    await page.goto(base + '/sql');
+    await go(page, '/sql');
     const editor = page.getByTestId('sql-editor');
     await editor.fill('SELECT 1 AS one');
     await page.getByRole('button', { name: L.execute }).click();
@@ -295,7 +304,7 @@ for (const lang of ['en', 'zh']) {
     await refusal.waitFor();
     await shot(page, `${lang}-sql-refused`);
     await axe(page, 'SQL lab');
-    await page.goto(base + '/home');
+    await go(page, '/home');
     await page.locator('[data-testid^=kpi-]').first().waitFor();
     await page.locator('[data-testid=chart] canvas').first().waitFor();
     await page.waitForLoadState('networkidle');
@@ -315,7 +324,8 @@ for (const lang of ['en', 'zh']) {
     const first = await page.evaluate(() => JSON.parse(sessionStorage.getItem('shopmind.session')).access);
     // wait past the first token's expiry: the console refreshes before it
     await page.waitForTimeout((ttl + 1) * 1000);
-    await page.goto(base + '/chat');
+    await go(page, '/home');
+    await go(page, '/chat');
     await page.getByTestId('conversations').waitFor();
     await page.getByTestId('whoami').waitFor();
     const now = await page.evaluate(() => JSON.parse(sessionStorage.getItem('shopmind.session'))?.access);
@@ -334,7 +344,7 @@ for (const lang of ['en', 'zh']) {
     await signedIn(page);
     await shot(page, `${lang}-empty-chat`);
     for (const p of ['home', 'explorer', 'sql']) {
-      await page.goto(`${base}/${p}`);
+      await go(page, `/${p}`);
       await page.waitForLoadState('networkidle');
       await shot(page, `${lang}-empty-${p}`);
       await axe(page, `empty tenant ${p}`);

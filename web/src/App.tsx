@@ -48,7 +48,7 @@ function Routed() {
   }, []);
   const page = (el: ReactNode) => (session ? <Shell session={session}><Suspense fallback={<Loading />}>{el}</Suspense></Shell> : <Navigate to="/login" replace />);
   return (
-    <ConfigProvider locale={lang === 'zh' ? zhCN : enUS} theme={theme}>
+    <ConfigProvider locale={lang === 'zh' ? zhCN : enUS} theme={theme} button={{ autoInsertSpace: false }}>
       <BrowserRouter>
         <Routes>
           <Route path="/login" element={session ? <Navigate to="/chat" replace /> : <Login />} />

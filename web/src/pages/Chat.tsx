@@ -134,6 +134,7 @@ export default function Chat() {
   const [renaming, setRenaming] = useState<SessionRow | null>(null);
   const [title, setTitle] = useState('');
   const [pageError, setPageError] = useState('');
+  const [modal, modalHolder] = Modal.useModal(); // within the ConfigProvider (language, theme)
   const abort = useRef<AbortController | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
   const busy = !!current && !current.reply.finished;
@@ -227,7 +228,7 @@ export default function Chat() {
   const stop = () => abort.current?.abort();
 
   const remove = (s: SessionRow) =>
-    Modal.confirm({
+    modal.confirm({
       title: t('deleteConfirm'),
       content: s.title,
       okText: t('delete'),
@@ -318,6 +319,7 @@ export default function Chat() {
         />
         </div>
       </section>
+      {modalHolder}
       <Modal open={!!renaming} title={t('rename')} onOk={() => void saveTitle()} onCancel={() => setRenaming(null)} okText={t('save')} cancelText={t('cancel')}>
         <Input aria-label={t('name')} value={title} onChange={(e) => setTitle(e.target.value)} maxLength={200} onPressEnter={() => void saveTitle()} />
       </Modal>
