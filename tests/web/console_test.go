@@ -68,6 +68,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	s := stack.Start(t, func(c *app.Config) {
 		c.Auth.AccessTTL = tokenTTL
 		c.CaptchaMode = "on-failure"
+		c.DemoData = true
 	})
 	const emptyTenant = "empty"
 	if _, err := tenant.CreateTenant(context.Background(), s.DB.Pool, tenant.NewTenant{Code: emptyTenant, Name: "Empty shop",

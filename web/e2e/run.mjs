@@ -343,8 +343,10 @@ for (const lang of ['en', 'zh']) {
     await signIn(page, emptyTenant);
     await signedIn(page);
     await shot(page, `${lang}-empty-chat`);
+    const heading = { home: { en: 'Home', zh: '首页' }, explorer: { en: 'Metric explorer', zh: '指标探索' }, sql: { en: 'SQL lab', zh: 'SQL 实验室' } };
     for (const p of ['home', 'explorer', 'sql']) {
       await go(page, `/${p}`);
+      await page.getByRole('heading', { level: 2, name: heading[p][lang] }).waitFor(); // the route's chunk is in
       await page.waitForLoadState('networkidle');
       await shot(page, `${lang}-empty-${p}`);
       await axe(page, `empty tenant ${p}`);
