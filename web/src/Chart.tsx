@@ -32,6 +32,20 @@ function download(name: string, href: string) {
 const fileName = (title: string) => (title || 'chart').replace(/[^\p{L}\p{N}_-]+/gu, '_').slice(0, 60);
 
 /**
+ * plotted picks what a chart draws from a visualization's columns: the category is the first
+ * column holding text (a name rather than an id), the series the numeric columns after it
+ * (numeric columns before it are keys, such as a shop id before the shop's name).
+ */
+export function plotted(columns: string[], rows: unknown[][]): { columns: string[]; rows: unknown[][] } {
+  const numeric = columns.map((_, i) => rows.length > 0 && rows.every((r) => r[i] === null || typeof r[i] === 'number'));
+  let cat = numeric.findIndex((n) => !n);
+  if (cat < 0) cat = 0;
+  const series = columns.map((_, i) => i).filter((i) => i > cat && numeric[i]);
+  if (series.length === 0) return { columns, rows };
+  return { columns: [columns[cat], ...series.map((i) => columns[i])], rows: rows.map((r) => [r[cat], ...series.map((i) => r[i])]) };
+}
+
+/**
  * ChartView draws a visualization (ECharts' dataset takes columns and rows as they are; the
  * first column is the category, the others are series) with a table view, CSV export and PNG
  * download. ECharts is imported when the first chart is drawn.
@@ -50,12 +64,13 @@ export function ChartView({ data, height = 300 }: { data: ChartData; height?: nu
       if (disposed || !el.current) return;
       const c = echarts.init(el.current, undefined, { renderer: 'canvas' });
       const pie = data.chartType === 'pie';
-      const series = data.columns.slice(1).map(() => (pie ? { type: 'pie' as const, radius: '65%' } : { type: data.chartType as 'line' | 'bar', seriesLayoutBy: 'column' as const }));
+      const p = plotted(data.columns, data.rows);
+      const series = p.columns.slice(1).map(() => (pie ? { type: 'pie' as const, radius: '65%' } : { type: data.chartType as 'line' | 'bar', seriesLayoutBy: 'column' as const }));
       c.setOption({
         animation: false,
         tooltip: { trigger: pie ? 'item' : 'axis' },
         legend: { bottom: 0 },
-        dataset: { source: [data.columns, ...data.rows] },
+        dataset: { source: [p.columns, ...p.rows] },
         ...(pie ? {} : { xAxis: { type: 'category' }, yAxis: { type: 'value' }, grid: { left: 48, right: 16, top: 16, bottom: 48 } }),
         series: pie ? series.slice(0, 1) : series,
       });

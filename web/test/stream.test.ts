@@ -128,3 +128,14 @@ describe('metric form errors', () => {
     expect(fieldOf('metric already exists')).toBeNull();
   });
 });
+
+import { plotted } from '../src/Chart';
+describe('chart columns', () => {
+  it('draws names, not ids, as categories and numeric columns after them as series', () => {
+    expect(plotted(['shop', 'shop_name', 'gmv', 'orders'], [[3, 'JD', 10.5, 2], [1, 'Tmall', 7, 1]])).toEqual({
+      columns: ['shop_name', 'gmv', 'orders'],
+      rows: [['JD', 10.5, 2], ['Tmall', 7, 1]],
+    });
+    expect(plotted(['day', 'gmv'], [['2026-11-01', 1]])).toEqual({ columns: ['day', 'gmv'], rows: [['2026-11-01', 1]] });
+  });
+});
