@@ -15,7 +15,7 @@ TEST_FLAGS ?=
 PLATFORM_TAGS := -tags platform
 BENCH ?= .
 
-.PHONY: all build install run run-tls run-cluster run-ch-cluster stop-ch-cluster test-ch-cluster ch-cluster-figures test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui extension extension-check
+.PHONY: all build install run run-tls run-cluster run-ch-cluster stop-ch-cluster test-ch-cluster ch-cluster-figures test test-short bench bench-stack fuzz generate check lint fmt-check vet imports breaking drift third-party deps clean sdk swagger-ui extension extension-check web web-types web-test web-drift
 
 all: build
 
@@ -62,6 +62,27 @@ sdk: $(BUF) third-party
 		$$(cd proto && find shopmind -name '*.proto' | sort) \
 		buf/validate/validate.proto google/api/annotations.proto google/api/http.proto
 
+# The web console (web/, README.md "Web console"). web-types writes the TypeScript SDK's REST
+# types (sdk/typescript/src/gen/openapi.ts, the file `make sdk` writes, with the same
+# openapi-typescript version) without the rest of `make sdk`; web type-checks the console
+# against them (a contract change that breaks it fails here) and builds it into
+# internal/console/dist, the embedded and committed build (`go build` needs no Node.js).
+# web-drift, in `make check`, rebuilds and fails when the committed build differs.
+web-types:
+	./scripts/web-deps.sh
+	cd web && npx --no-install openapi-typescript ../gen/openapi/shopmind.openapi.json -o ../sdk/typescript/src/gen/openapi.ts >/dev/null
+
+web: web-types
+	cd web && npx --no-install tsc -p . --noEmit && npx --no-install vite build --logLevel warn
+
+# The console's unit tests (Vitest: the stream reducer on recorded streams, dates, CSV).
+# Its browser tests run in `make test` (tests/web).
+web-test: web-types
+	cd web && npx --no-install vitest run
+
+web-drift: web
+	@if [ -n "$$(git status --porcelain -- internal/console/dist)" ]; then echo "the console's build is stale; run make web and commit internal/console/dist"; git status --porcelain -- internal/console/dist | head -20; exit 1; fi
+
 # Refreshes the Swagger UI the gateway serves at /docs (internal/apidocs) from npm.
 SWAGGER_UI_VERSION := 5.35.0
 swagger-ui:
@@ -96,7 +117,7 @@ breaking: $(BUF) third-party
 drift: generate
 	@if [ -n "$$(git status --porcelain -- gen)" ]; then echo "generated code is stale; run make generate and commit gen/"; git status --porcelain -- gen | head -20; exit 1; fi
 
-check: lint breaking drift fmt-check vet imports extension-check
+check: lint breaking drift web-drift fmt-check vet imports extension-check
 
 # The browser extension (extension/README.md): its npm packages, the REST types from the
 # OpenAPI document (a contract change that breaks it fails here), the type check, the unit

@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -76,6 +78,11 @@ type Options struct {
 	Documentation http.Handler
 	// DocumentationPaths reports whether a path is Documentation's.
 	DocumentationPaths func(path string) bool
+	// Console serves the web console (internal/console) for the GET and HEAD requests that
+	// are neither health, metrics nor documentation nor an API path (IsAPIPath), before CORS,
+	// the WAF and rate limiting; it answers its index page for paths it does not know (nil:
+	// not served, those paths reach the API's 404).
+	Console http.Handler
 	// SSEKeepAlive is the interval of keep-alive comments on idle event streams
 	// (0: DefaultSSEKeepAlive). See sse.go.
 	SSEKeepAlive time.Duration
@@ -201,6 +208,9 @@ func New(ctx context.Context, opts Options) (*Gateway, error) {
 				// not), and a label per path would grow the metrics without end
 				h, route = opts.Documentation.ServeHTTP, "documentation"
 			}
+			if h == nil && opts.Console != nil && !g.IsAPIPath(r.URL.Path) {
+				h, route = opts.Console.ServeHTTP, "console" // one label, as for documentation
+			}
 			if h != nil {
 				infoFrom(r.Context()).route = route
 				h(w, r)
@@ -240,6 +250,19 @@ func (g *Gateway) newMux(env string) *runtime.ServeMux {
 		runtime.WithDisablePathLengthFallback(),
 		runtime.WithDisableHTTPMethodOverride(),
 	)
+}
+
+// IsAPIPath reports whether path belongs to the API rather than the console: /api and
+// /api-<partner> paths, the service-prefixed ones (/tenant/api/...), and every path under
+// an environment prefix (/test/...). The console never answers those, so a mistyped API
+// path gets the API's 404 envelope, never the page.
+func (g *Gateway) IsAPIPath(path string) bool {
+	first, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if first == "api" || strings.HasPrefix(first, "api-") || g.environments[first] != nil {
+		return true
+	}
+	second, _, _ := strings.Cut(rest, "/")
+	return second == "api" && slices.Contains(servicePrefixes, "/"+first)
 }
 
 // ServeHTTP implements http.Handler.

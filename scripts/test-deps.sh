@@ -2,8 +2,9 @@
 # Brings up what the tests need on this machine: PostgreSQL and ClickHouse (Debian's
 # packages, installed when missing), Debian's etcd-server for tests/cluster, and the SDK
 # toolchain (scripts/sdk-deps.sh: protoc, python3-grpcio, Node.js, the TypeScript SDK's npm
-# packages), Debian's chromium and the extension's npm packages (scripts/browser-deps.sh,
-# scripts/extension-deps.sh). `make run` needs PostgreSQL only (scripts/postgres.sh).
+# packages), Debian's chromium and a CJK font (scripts/browser-deps.sh), the web console's and
+# the extension's npm packages (scripts/web-deps.sh, scripts/extension-deps.sh). `make run`
+# needs PostgreSQL only (scripts/postgres.sh).
 set -euo pipefail
 "$(dirname "$0")/postgres.sh"
 "$(dirname "$0")/clickhouse.sh"
@@ -11,6 +12,7 @@ set -euo pipefail
 "$(dirname "$0")/sdk-deps.sh"
 "$(dirname "$0")/browser-deps.sh"
 "$(dirname "$0")/extension-deps.sh"
+"$(dirname "$0")/web-deps.sh"
 # The WebSocket client test's npm package (ws, pinned by package-lock.json), installed
 # again when the lockfile changed; Debian's Node.js when missing.
 if ! command -v npm >/dev/null 2>&1; then

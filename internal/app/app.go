@@ -28,6 +28,7 @@ import (
 	"github.com/shopmind/shopmind/internal/apidocs"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/internal/config"
+	"github.com/shopmind/shopmind/internal/console"
 	"github.com/shopmind/shopmind/internal/discovery"
 	"github.com/shopmind/shopmind/internal/grpcserver"
 	"github.com/shopmind/shopmind/internal/inputcheck"
@@ -402,7 +403,7 @@ func initGateway(a *app) (module, error) {
 			gw, err := gateway.New(ctx, gateway.Options{WAF: gateway.WAF(inspect), Logger: a.log, Registry: a.registry, Backends: backends,
 				EnvBackends: envBackends, Edge: cfg.Edge, AlwaysHTTP200: cfg.AlwaysHTTP200, MaxBodyBytes: cfg.MaxBodyBytes,
 				Authenticate: newEdgeAuth(&cfg.Config, a.tokens, a.rev, a.dial).Middleware, Metadata: gateway.IdentityMetadata,
-				Documentation: apidocs.Handler(version.Version), DocumentationPaths: apidocs.Handles,
+				Documentation: apidocs.Handler(version.Version), DocumentationPaths: apidocs.Handles, Console: console.Handler(),
 				SSEKeepAlive: cfg.Edge.SSEKeepAlive, RealtimeHeartbeat: cfg.Edge.RealtimeHeartbeat})
 			if err != nil {
 				return err
