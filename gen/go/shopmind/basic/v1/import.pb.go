@@ -640,9 +640,9 @@ func (x *GetImportJobResponse) GetJob() *ImportJob {
 type ListImportJobsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Page number, from 1 (default 1).
-	PageNum int32 `protobuf:"varint,1,opt,name=page_num,json=pageNum,proto3" json:"page_num,omitempty"`
+	PageNum *int32 `protobuf:"varint,1,opt,name=page_num,json=pageNum,proto3,oneof" json:"page_num,omitempty"`
 	// Page size, 1..100 (default 10).
-	PageSize      int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageSize      *int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -678,15 +678,15 @@ func (*ListImportJobsRequest) Descriptor() ([]byte, []int) {
 }
 
 func (x *ListImportJobsRequest) GetPageNum() int32 {
-	if x != nil {
-		return x.PageNum
+	if x != nil && x.PageNum != nil {
+		return *x.PageNum
 	}
 	return 0
 }
 
 func (x *ListImportJobsRequest) GetPageSize() int32 {
-	if x != nil {
-		return x.PageSize
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
 	}
 	return 0
 }
@@ -764,9 +764,9 @@ type ListImportErrorsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Page number, from 1 (default 1).
-	PageNum int32 `protobuf:"varint,2,opt,name=page_num,json=pageNum,proto3" json:"page_num,omitempty"`
-	// Page size, 1..1000 (default 100).
-	PageSize      int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageNum *int32 `protobuf:"varint,2,opt,name=page_num,json=pageNum,proto3,oneof" json:"page_num,omitempty"`
+	// Page size, 1..100 (default 100).
+	PageSize      *int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -809,15 +809,15 @@ func (x *ListImportErrorsRequest) GetId() int64 {
 }
 
 func (x *ListImportErrorsRequest) GetPageNum() int32 {
-	if x != nil {
-		return x.PageNum
+	if x != nil && x.PageNum != nil {
+		return *x.PageNum
 	}
 	return 0
 }
 
 func (x *ListImportErrorsRequest) GetPageSize() int32 {
-	if x != nil {
-		return x.PageSize
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
 	}
 	return 0
 }
@@ -1046,31 +1046,36 @@ const file_shopmind_basic_v1_import_proto_rawDesc = "" +
 	"\x0eImportRowError\x12\x12\n" +
 	"\x04line\x18\x01 \x01(\x03R\x04line\x12\x16\n" +
 	"\x06column\x18\x02 \x01(\tR\x06column\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\".\n" +
-	"\x13GetImportJobRequest\x12\x17\n" +
-	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\"F\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"0\n" +
+	"\x13GetImportJobRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\"F\n" +
 	"\x14GetImportJobResponse\x12.\n" +
-	"\x03job\x18\x01 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job\"c\n" +
-	"\x15ListImportJobsRequest\x12\"\n" +
-	"\bpage_num\x18\x01 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\apageNum\x12&\n" +
-	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\"\x9a\x01\n" +
+	"\x03job\x18\x01 \x01(\v2\x1c.shopmind.basic.v1.ImportJobR\x03job\"\x8a\x01\n" +
+	"\x15ListImportJobsRequest\x12)\n" +
+	"\bpage_num\x18\x01 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01B\v\n" +
+	"\t_page_numB\f\n" +
+	"\n" +
+	"_page_size\"\x9a\x01\n" +
 	"\x16ListImportJobsResponse\x122\n" +
 	"\x05items\x18\x01 \x03(\v2\x1c.shopmind.basic.v1.ImportJobR\x05items\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x19\n" +
 	"\bpage_num\x18\x03 \x01(\x05R\apageNum\x12\x1b\n" +
-	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"\x7f\n" +
-	"\x17ListImportErrorsRequest\x12\x17\n" +
-	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\x12\"\n" +
-	"\bpage_num\x18\x02 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\apageNum\x12'\n" +
-	"\tpage_size\x18\x03 \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\bpageSize\"\xa1\x01\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"\xa7\x01\n" +
+	"\x17ListImportErrorsRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\x12)\n" +
+	"\bpage_num\x18\x02 \x01(\x05B\t\xbaH\x06\x1a\x04\xa8\x8e'\x01H\x00R\apageNum\x88\x01\x01\x12+\n" +
+	"\tpage_size\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\xb0\x8e'\x01H\x01R\bpageSize\x88\x01\x01B\v\n" +
+	"\t_page_numB\f\n" +
+	"\n" +
+	"_page_size\"\xa1\x01\n" +
 	"\x18ListImportErrorsResponse\x127\n" +
 	"\x05items\x18\x01 \x03(\v2!.shopmind.basic.v1.ImportRowErrorR\x05items\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x19\n" +
 	"\bpage_num\x18\x03 \x01(\x05R\apageNum\x12\x1b\n" +
-	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"O\n" +
-	"\x15WatchImportJobRequest\x12\x17\n" +
-	"\x02id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x02id\x12\x1d\n" +
+	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\"Q\n" +
+	"\x15WatchImportJobRequest\x12\x19\n" +
+	"\x02id\x18\x01 \x01(\x03B\t\xbaH\x06\"\x04\xb8\x8e'\x01R\x02id\x12\x1d\n" +
 	"\x05after\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x05after\"`\n" +
 	"\x16WatchImportJobResponse\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12.\n" +
@@ -1147,6 +1152,8 @@ func file_shopmind_basic_v1_import_proto_init() {
 		(*ImportRequest_Options)(nil),
 		(*ImportRequest_Data)(nil),
 	}
+	file_shopmind_basic_v1_import_proto_msgTypes[7].OneofWrappers = []any{}
+	file_shopmind_basic_v1_import_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
