@@ -401,3 +401,52 @@ func TestBuiltinProviderEnforcesTablePattern(t *testing.T) {
 		t.Fatalf("a role allowing basic_goods only, asking about orders: HTTP %d %v (want 403)", code, ans)
 	}
 }
+
+// builtinChat is a chat of the built-in provider playing the role of a policy made through
+// the gateway for shop (table pattern pattern), and the provider's chat endpoint.
+func builtinChat(t *testing.T, s *stack.Stack, me *tenant, body string) (messages, token string) {
+	t.Helper()
+	ops := addTenant(t, s, "ops")
+	if _, err := s.DB.Pool.Exec(context.Background(), "UPDATE tenant.tenants SET is_operator = true WHERE id = $1", ops.Tenant); err != nil {
+		t.Fatal(err)
+	}
+	setup := decode[map[string]any](t, ops.want(t, "POST", "/api/v1/nl2sql/setup-datasource", `{}`, 0, ""))
+	ds, _ := setup["datasource_id"].(string)
+	pol := decode[map[string]any](t, me.want(t, "POST", "/api/v1/nl2sql/policy", fmt.Sprintf(body, ds), 0, ""))
+	tok := decode[tokenData](t, me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d], "role_id": %q}`, me.shop, pol["role_id"]), 0, ""))
+	ch := decode[chatData](t, me.want(t, "POST", "/api/v1/nl2sql/chat", fmt.Sprintf(`{"token": %q}`, tok.Token), 0, ""))
+	emb := decode[map[string]string](t, me.want(t, "POST", "/api/v1/nl2sql/embed-url", fmt.Sprintf(`{"shop_ids": [%d]}`, me.shop), 0, ""))
+	u, _ := url.Parse(emb["embed_url"])
+	return u.Scheme + "://" + u.Host + "/v1/chats/" + ch.ChatID + "/messages", tok.Token
+}
+
+// The tenant-defined diy_ tables of the analytical store (here diy_crx_metrics, the values
+// the extension collects) are in the built-in provider's metadata and sandbox: a policy
+// `^diy_` lets a chat read them, within its tenant and shops.
+func TestBuiltinProviderReadsDiyTables(t *testing.T) {
+	s := stack.Start(t)
+	me, other := demo(t, s), addTenant(t, s, "rival")
+	hidden := me.addShop(t, "demo-hidden-shop")
+	ctx := context.Background()
+	for _, v := range []struct {
+		tenant, shop int64
+		key          string
+		value        float64
+	}{{me.Tenant, me.shop, "visitors", 10}, {me.Tenant, me.shop, "visitors", 5}, {me.Tenant, hidden, "visitors", 1000}, {other.Tenant, other.shop, "visitors", 7000}} {
+		if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO analytics.diy_crx_metrics (i_tenant_id, stat_time, shop_id, platform, metric_key, value, dims, dims_key, collected_at, page_url, user_id, batch_id, received_at)
+			VALUES ($1, now() - random() * interval '1 hour', $2, 'tmall', $3, $4, '{}', md5(random()::text), now(), 'http://127.0.0.1:8081/backoffice', 1, 'b', now())`, v.tenant, v.shop, v.key, v.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, token := builtinChat(t, s, me, fmt.Sprintf(`{"datasource_id": %%q, "shop_ids": [%d], "table_pattern": "^diy_"}`, me.shop))
+	code, ans := providerCall(t, "POST", msgs, token, `{"question": "collected values by metric"}`)
+	content, _ := ans["content"].(map[string]any)
+	rows, _ := content["rows"].([]any)
+	if code != 200 || len(rows) != 1 || fmt.Sprint(rows[0]) != "[visitors 15]" {
+		t.Fatalf("a role allowing ^diy_, asking about collected values: HTTP %d %v (want one row, visitors 15)", code, ans)
+	}
+	// The same role reads no basic_ table.
+	if code, ans := providerCall(t, "POST", msgs, token, `{"question": "how many orders by shop"}`); code != 403 {
+		t.Fatalf("a role allowing ^diy_ only, asking about orders: HTTP %d %v (want 403)", code, ans)
+	}
+}
