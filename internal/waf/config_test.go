@@ -18,8 +18,8 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatalf("set: %+v %v, want %+v", c, errs, want)
 	}
 	_, errs = LoadConfig(env(map[string]string{"SHOPMIND_WAF": "maybe", "SHOPMIND_WAF_PARANOIA": "5",
-		"SHOPMIND_WAF_ANOMALY_THRESHOLD": "0", "SHOPMIND_WAF_BODY_LIMIT": "-1", "SHOPMIND_WAF_ENGINE": "coraza"}))
-	for _, name := range []string{"SHOPMIND_WAF:", "SHOPMIND_WAF_PARANOIA", "SHOPMIND_WAF_ANOMALY_THRESHOLD", "SHOPMIND_WAF_BODY_LIMIT", "SHOPMIND_WAF_ENGINE"} {
+		"SHOPMIND_WAF_ANOMALY_THRESHOLD": "0", "SHOPMIND_WAF_BODY_LIMIT": "-1", "SHOPMIND_WAF_ENGINE": "coraza", "SHOPMIND_WAF_INSPECT_BUDGET": "1ms"}))
+	for _, name := range []string{"SHOPMIND_WAF:", "SHOPMIND_WAF_PARANOIA", "SHOPMIND_WAF_ANOMALY_THRESHOLD", "SHOPMIND_WAF_BODY_LIMIT", "SHOPMIND_WAF_ENGINE", "SHOPMIND_WAF_INSPECT_BUDGET"} {
 		if !strings.Contains(strings.Join(errs, "; "), name) {
 			t.Errorf("no message names %s: %v", name, errs)
 		}

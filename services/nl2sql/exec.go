@@ -35,30 +35,35 @@ func loadProviderSettings(getenv func(string) string) (providerSettings, []strin
 // openExecutor opens the analytical store and the SQL sandbox over it: every question of the
 // built-in provider runs through the sandbox, as the chat's tenant with its role's row
 // filters. The sandbox closes when ctx ends.
-func openExecutor(ctx context.Context, deps service.Deps, cfg sqlsandbox.Config) (provider.Executor, error) {
+func openExecutor(ctx context.Context, deps service.Deps, cfg sqlsandbox.Config) (sandboxExecutor, error) {
 	url := ""
 	if deps.Config != nil {
 		url = deps.Config.Analytics.URL
 	}
 	store, err := warehouse.Open(ctx, url, deps.DB, deps.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("analytical store: %w", err)
+		return sandboxExecutor{}, fmt.Errorf("analytical store: %w", err)
 	}
 	if err := store.EnsureSchema(ctx); err != nil {
-		return nil, fmt.Errorf("analytical store schema: %w", err)
+		return sandboxExecutor{}, fmt.Errorf("analytical store schema: %w", err)
 	}
 	sb, err := sqlsandbox.Open(ctx, cfg, store, deps.DB)
 	if err != nil {
-		return nil, err
+		return sandboxExecutor{}, err
 	}
-	// The catalog is read once per catalogTTL, not on every question.
-	sb.WithCatalog(catalog.Cache(store.Catalog, catalogTTL))
+	// The catalog is read once per catalogTTL, not on every question; the provider's
+	// metadata and policies read the same cached catalog as the sandbox (diy_* included).
+	cat := catalog.Cache(store.Catalog, catalogTTL)
+	sb.WithCatalog(cat)
 	context.AfterFunc(ctx, sb.Close)
-	return sandboxExecutor{sb}, nil
+	return sandboxExecutor{sb: sb, catalog: cat}, nil
 }
 
 // sandboxExecutor adapts the sandbox to the provider's Executor.
-type sandboxExecutor struct{ sb *sqlsandbox.Sandbox }
+type sandboxExecutor struct {
+	sb      *sqlsandbox.Sandbox
+	catalog func(context.Context) (*catalog.Catalog, error)
+}
 
 func (e sandboxExecutor) Dialect() string {
 	if e.sb.Dialect() == sqlsandbox.ClickHouse {

@@ -508,11 +508,15 @@ func (b *bridge) SetupDatasource(ctx context.Context, req *nl2sqlv1.SetupDatasou
 	if err != nil {
 		return nil, err
 	}
+	rebuilt := res.MetaRebuilt
 	if p.kind == "builtin" {
-		b.auto[p.url] = res
+		// A build of the provisioning (at start, or in a request) no call has reported yet
+		// is reported by this one (metadata_rebuilt: built since the previous setup call).
+		rebuilt = rebuilt || b.autoBuilt[p.url]
+		b.auto[p.url], b.autoBuilt[p.url] = res, false
 	}
 	return &nl2sqlv1.SetupDatasourceResponse{DatasourceId: res.DatasourceID, Tables: int32(res.Tables), BotId: res.BotID,
-		RoleId: res.RoleID, MetadataRebuilt: res.MetaRebuilt, PolicyId: res.PolicyID}, nil
+		RoleId: res.RoleID, MetadataRebuilt: rebuilt, PolicyId: res.PolicyID}, nil
 }
 
 // Health reports the configuration and whether the provider answers and accepts the key.

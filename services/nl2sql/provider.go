@@ -39,7 +39,7 @@ func ProviderService(l *local) service.Def {
 				deps.Logger.Error("nl2sql-provider: SQL sandbox unavailable, questions answer 503", "error", err)
 				opts.ExecErr = err
 			} else {
-				opts.Exec = exec
+				opts.Exec, opts.Catalogs = exec, exec.catalog
 			}
 			srv := provider.New(opts)
 			lis, err := net.Listen("tcp", cfg.ProviderAddr)

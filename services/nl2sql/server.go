@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
@@ -78,6 +79,7 @@ func Service(l *local) service.Def {
 			}
 			go b.cleanup(ctx)
 			go b.recorder(ctx)
+			go b.provisionAtStart(ctx)
 			nl2sqlv1.RegisterNl2SqlServiceServer(s, b)
 			return nil
 		},
@@ -145,6 +147,9 @@ type bridge struct {
 	// configured, by provider URL.
 	autoMu sync.Mutex
 	auto   map[string]asktable.SetupResult
+	// autoBuilt: a metadata build of the provisioning (at start or in a request) that no
+	// SetupDatasource has reported yet, by provider URL (metadata_rebuilt).
+	autoBuilt map[string]bool
 }
 
 func newBridge(cfg Config, pool *pgxpool.Pool, log *slog.Logger, dial func(string) (grpc.ClientConnInterface, error), l *local) *bridge {
@@ -152,7 +157,7 @@ func newBridge(cfg Config, pool *pgxpool.Pool, log *slog.Logger, dial func(strin
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &bridge{settings: newSettings(cfg, log), pool: pool, log: log, dial: dial, builtin: l,
-		tokens: newTokenCache(cfg.CacheSize), auto: map[string]asktable.SetupResult{}}
+		tokens: newTokenCache(cfg.CacheSize), auto: map[string]asktable.SetupResult{}, autoBuilt: map[string]bool{}}
 }
 
 // upstream is the provider a request talks to, from one snapshot of the configuration.
@@ -221,6 +226,8 @@ func (b *bridge) ids(ctx context.Context, p *upstream) (asktable.SetupResult, er
 		}
 		return r, apperr.New(apperr.KindUnavailable, "NL2SQL provider not set up: set %s (`shopmind nl2sql setup` prints them)", strings.Join(missing, ", "))
 	}
+	// Normally provisioned at start (provisionAtStart); a request arriving before that is
+	// done waits for it, and one finding it failed (the provider was down) provisions.
 	b.autoMu.Lock()
 	defer b.autoMu.Unlock()
 	got, ok := b.auto[p.url]
@@ -229,7 +236,7 @@ func (b *bridge) ids(ctx context.Context, p *upstream) (asktable.SetupResult, er
 		if got, err = asktable.Setup(ctx, p.client, b.setupParams(p.eff, nil)); err != nil {
 			return r, err
 		}
-		b.auto[p.url] = got
+		b.auto[p.url], b.autoBuilt[p.url] = got, got.MetaRebuilt
 	}
 	fill := func(dst *string, v string) {
 		if *dst == "" {
@@ -241,6 +248,56 @@ func (b *bridge) ids(ctx context.Context, p *upstream) (asktable.SetupResult, er
 	fill(&r.RoleID, got.RoleID)
 	r.Tables, r.PolicyID = got.Tables, got.PolicyID
 	return r, nil
+}
+
+// provisionAtStart provisions the built-in provider (datasource, metadata, policy, role,
+// bot) in the background when the bridge starts and no ids are configured, so that no
+// request pays for it. It retries with backoff (from 100 ms to 30 s) while the provider is
+// not up yet or fails, and stops when it succeeds, when ids are configured or an external
+// provider is, or when ctx ends.
+func (b *bridge) provisionAtStart(ctx context.Context) {
+	delay := 100 * time.Millisecond
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		done, err := b.provisionOnce(ctx)
+		if done {
+			return
+		}
+		if attempt >= 5 { // the provider target may start after the bridge: quiet at first
+			b.log.Warn("nl2sql: provisioning the built-in provider (retrying)", "error", err, "retry_in", delay)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 30*time.Second)
+	}
+}
+
+// provisionOnce runs the setup once if it is still needed; done is true when nothing is
+// left to do.
+func (b *bridge) provisionOnce(ctx context.Context) (done bool, err error) {
+	p, err := b.provider()
+	if p.kind != "builtin" || (p.eff.DatasourceID != "" && p.eff.BotID != "" && p.eff.RoleID != "") {
+		return true, nil
+	}
+	if err != nil {
+		return false, err // the built-in provider's address is not known yet, or no key
+	}
+	b.autoMu.Lock()
+	defer b.autoMu.Unlock()
+	if _, ok := b.auto[p.url]; ok {
+		return true, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	got, err := asktable.Setup(sctx, p.client, b.setupParams(p.eff, nil))
+	if err != nil {
+		return false, err
+	}
+	b.auto[p.url], b.autoBuilt[p.url] = got, got.MetaRebuilt
+	b.log.Info("nl2sql: built-in provider provisioned", "datasource_id", got.DatasourceID, "bot_id", got.BotID, "role_id", got.RoleID, "tables", got.Tables)
+	return true, nil
 }
 
 // setupParams are the datasource to provision: the request's fields over the configuration.

@@ -52,6 +52,19 @@ var wafExclusions = sync.OnceValue(func() []string {
 			out = append(out, fmt.Sprintf(`SecRuleUpdateTargetByTag "%s" "%s"`, tag, strings.Join(sql, "|")))
 		}
 	}
+	// URLs stored or matched, never fetched (TEXT_KIND_URL): no remote-file-inclusion or SSRF
+	// rule, at any level (a merchant's back office on http://127.0.0.1:8081/ or
+	// http://localhost/ reads as one to 931100 and 934110). Every other rule still inspects
+	// them.
+	if len(args.urls) > 0 {
+		var urls []string
+		for _, name := range args.urls {
+			urls = append(urls, "!ARGS:"+name)
+		}
+		for _, tag := range []string{"attack-rfi", "attack-ssrf"} {
+			out = append(out, fmt.Sprintf(`SecRuleUpdateTargetByTag "%s" "%s"`, tag, strings.Join(urls, "|")))
+		}
+	}
 	// Signed tokens: no rule at all (every CRS rule carries the tag OWASP_CRS). The service
 	// verifies the signature before it reads anything of the token.
 	if len(args.credentials) > 0 {
@@ -69,7 +82,7 @@ var wafExclusions = sync.OnceValue(func() []string {
 // (json.a.b), a query's as sent; a regular expression (/.../) for list elements and for
 // everything beneath a message or Struct. An argument is named, not an endpoint's field: a
 // path one RPC marks holds for every RPC whose body has it.
-type level1Only struct{ values, names, sql, credentials []string }
+type level1Only struct{ values, names, sql, credentials, urls []string }
 
 var contractLevel1Only = sync.OnceValue(func() level1Only { return level1OnlyOf(protoregistry.GlobalFiles) })
 
@@ -120,12 +133,13 @@ func level1OnlyOf(files *protoregistry.Files) level1Only {
 		return out
 	}
 	return level1Only{values: slices.Sorted(maps.Keys(values)), names: slices.Sorted(maps.Keys(names)),
-		sql: of(commonv1.TextKind_TEXT_KIND_SQL), credentials: of(commonv1.TextKind_TEXT_KIND_CREDENTIAL)}
+		sql: of(commonv1.TextKind_TEXT_KIND_SQL), credentials: of(commonv1.TextKind_TEXT_KIND_CREDENTIAL),
+		urls: of(commonv1.TextKind_TEXT_KIND_URL)}
 }
 
 // jsonArgs adds the marked fields of a JSON body message, at path (segments of a regular
-// expression when one is a pattern: a list index); whole gets the SQL and credential fields,
-// which whole rule families leave alone.
+// expression when one is a pattern: a list index); whole gets the SQL, credential and URL
+// fields, which whole rule families leave alone (URL fields are also level-1-only values).
 func jsonArgs(md protoreflect.MessageDescriptor, path []string, values, names map[string]bool, whole map[string]commonv1.TextKind, visiting []protoreflect.FullName) {
 	if slices.Contains(visiting, md.FullName()) {
 		return
@@ -145,6 +159,12 @@ func jsonArgs(md protoreflect.MessageDescriptor, path []string, values, names ma
 			} else {
 				values[argAt(at)] = true
 			}
+		case commonv1.TextKind_TEXT_KIND_URL:
+			name := argAt(at)
+			if object {
+				name = argBeneath(at)
+			}
+			values[name], whole[name] = true, commonv1.TextKind_TEXT_KIND_URL
 		case commonv1.TextKind_TEXT_KIND_SQL_WORD_NAME:
 			names[argBeneath(at)] = true
 		case commonv1.TextKind_TEXT_KIND_SQL, commonv1.TextKind_TEXT_KIND_CREDENTIAL:
@@ -174,6 +194,8 @@ func queryArgs(md protoreflect.MessageDescriptor, prefix string, skip, values ma
 		switch k := textKind(f); k {
 		case commonv1.TextKind_TEXT_KIND_FREE, commonv1.TextKind_TEXT_KIND_FIELD_NAMES:
 			values[name] = true
+		case commonv1.TextKind_TEXT_KIND_URL:
+			values[name], whole[name] = true, k
 		case commonv1.TextKind_TEXT_KIND_CREDENTIAL:
 			whole[name] = k
 		}

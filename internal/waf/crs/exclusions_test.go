@@ -34,7 +34,9 @@ func TestLevel1OnlyFromTheContract(t *testing.T) {
 	// spec example's top-level name and images, and a merchant's title such as
 	// `Boots & Socks (2-pack); S/M/L` was blocked at level 2).
 	added := []string{"json.admin_password", "json.current_password", "json.new_password", "json.nickname",
-		"json.goods.image_url", "json.goods.name"}
+		"json.goods.image_url", "json.goods.name",
+		// the extension's URL patterns (TEXT_KIND_URL, which is also level-1-only)
+		`/^json\.metrics\.[0-9]+\.api_url_pattern$/`, `/^json\.metrics\.[0-9]+\.url_pattern$/`}
 	handKeptNames := []string{`/^json\.current_user\./`}
 	// The contract's own names of fields the list meant: a formula's expression is
 	// json.config.formula.expression (CreateMetric) and json.metric.config.formula.expression
@@ -60,6 +62,12 @@ func TestLevel1OnlyFromTheContract(t *testing.T) {
 	got := contractLevel1Only()
 	if !slices.Equal(got.values, want) {
 		t.Errorf("values:\n got %q\nwant %q", got.values, want)
+	}
+	// URLs stored, never fetched: no RFI or SSRF rule (TestWAFPassesIntranetURLs).
+	wantURLs := []string{`/^json\.data\./`, `/^json\.items\.[0-9]+\.page_url$/`, `/^json\.metrics\.[0-9]+\.api_url_pattern$/`,
+		`/^json\.metrics\.[0-9]+\.url_pattern$/`, "json.page_url", "json.url"}
+	if !slices.Equal(got.urls, wantURLs) {
+		t.Errorf("urls:\n got %q\nwant %q", got.urls, wantURLs)
 	}
 	if !slices.Equal(got.names, handKeptNames) {
 		t.Errorf("names: got %q, want %q", got.names, handKeptNames)

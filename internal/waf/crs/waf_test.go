@@ -505,7 +505,9 @@ var wafAttacks = []wafRequest{
 	// SSRF
 	{name: "ssrf query metadata", target: "/api/v1/sessions?callback=http://169.254.169.254/latest/meta-data/iam/security-credentials/"},
 	{name: "ssrf query ip url", target: "/api/v1/data/crx/ver?url=http://10.0.0.1/admin"},
-	{name: "ssrf json metadata", target: "/api/v1/data/crx/adhoc", body: `{"page_url":"http://169.254.169.254/latest/meta-data/","data":{}}`},
+	// (page_url is a URL the service stores and never fetches, TEXT_KIND_URL: the SSRF rules
+	// leave it alone, TestWAFPassesIntranetURLs; any other field is still inspected.)
+	{name: "ssrf json metadata", target: "/api/v1/data/crx/adhoc", body: `{"page_url":"https://x.cn","page_title":"http://169.254.169.254/latest/meta-data/","data":{}}`},
 	{name: "ssrf json gcp", target: "/api/v1/nl2sql/setup-datasource", body: `{"host":"http://metadata.google.internal/computeMetadata/v1/","port":80}`},
 	{name: "ssrf json file scheme", target: "/api/v1/log/error", body: `{"level":"error","message":"x","url":"file:///etc/passwd"}`},
 	{name: "ssrf json localhost", target: "/api/v1/basic/goods/sync-from-platform", body: `{"callback_url":"http://127.0.0.1:2375/containers/json"}`},
@@ -840,6 +842,49 @@ func TestWAFLeavesCredentialsAlone(t *testing.T) {
 			h.ServeHTTP(rec, r)
 			if rec.Code != c.want {
 				t.Errorf("level %d, %s: %d %s, want %d", level, c.name, rec.Code, rec.Body, c.want)
+			}
+		}
+	}
+}
+
+// A merchant whose back office is on an intranet host (an IP address, localhost) uploads
+// values read on it: the URL fields the contract marks TEXT_KIND_URL (a page the value was
+// read on, the extension's URL patterns, the page data) are stored, never fetched, so the
+// remote-file-inclusion and SSRF rules (931100, 934110: a URL with an IP address or
+// localhost) leave them alone at every level; the same URLs anywhere else, and attacks of
+// every other class in those fields, are still blocked.
+func TestWAFPassesIntranetURLs(t *testing.T) {
+	const item = `{"metric_key":"gmv","shop_id":"3","value":1.5,"collected_at":"2026-11-02T09:30:00Z","page_url":%q}`
+	pass := []struct{ name, method, target, body string }{
+		{"sync ip", "POST", "/api/v1/data/crx/sync", `{"client_batch_id":"3f2c1e9a-5b7d-4c1e-8f00-2a9b6c4d7e11","items":[` + fmt.Sprintf(item, "http://127.0.0.1:8081/backoffice") + `]}`},
+		{"sync localhost", "POST", "/api/v1/data/crx/sync", `{"client_batch_id":"3f2c1e9a-5b7d-4c1e-8f00-2a9b6c4d7e11","items":[` + fmt.Sprintf(item, "http://localhost/x") + `,` + fmt.Sprintf(item, "http://10.1.2.3/erp/report?day=1") + `]}`},
+		{"adhoc", "POST", "/api/v1/data/crx/adhoc", `{"client_id":"9d3b8f1e-2c4a-4e6b-9a1d-7f0e5c3b2a19","page_url":"http://192.168.1.20:8080/orders","collected_at":"2026-11-02T09:31:00Z","data":{"link":"http://localhost/x","rows":[["next","http://127.0.0.1:8081/backoffice?page=2"]]}}`},
+		{"log error", "POST", "/api/v1/log/error", `{"level":"error","message":"failed","url":"http://127.0.0.1:8081/backoffice"}`},
+		{"tenant config", "PUT", "/api/v1/crx/config-m", `{"metrics":[{"key":"gmv","name":"GMV","platform":"erp","url_pattern":"http://127.0.0.1:8081/backoffice","source":"api","api_url_pattern":"http://localhost/api/gmv","json_path":"$.gmv","interval_seconds":60}],"upload":{"batch_size":100,"interval_seconds":60,"max_concurrent_tabs":1}}`},
+	}
+	block := []struct{ name, method, target, body string }{
+		{"ip url in another field", "POST", "/api/v1/data/crx/sync", `{"client_batch_id":"3f2c1e9a-5b7d-4c1e-8f00-2a9b6c4d7e11","items":[{"metric_key":"gmv","platform_shop_id":"http://127.0.0.1/x","value":1}]}`},
+		{"localhost in a query", "GET", "/api/v1/data/crx/ver?current_version=http://localhost/x", ""},
+		{"sqli in page_url", "POST", "/api/v1/data/crx/adhoc", `{"page_url":"http://127.0.0.1/x' UNION SELECT password FROM users --","data":{}}`},
+		{"xss in page data", "POST", "/api/v1/data/crx/adhoc", `{"page_url":"http://localhost/","data":{"u":"http://localhost/<script>alert(1)</script>"}}`},
+		{"traversal in url", "POST", "/api/v1/log/error", `{"level":"error","message":"m","url":"http://127.0.0.1/../../../../etc/passwd"}`},
+	}
+	for _, level := range []int{1, 2} {
+		h := wafTestHandler(t, level)
+		for _, set := range []struct {
+			cases   []struct{ name, method, target, body string }
+			blocked bool
+		}{{pass, false}, {block, true}} {
+			for _, c := range set.cases {
+				r := httptest.NewRequest(c.method, c.target, strings.NewReader(c.body))
+				if c.body != "" {
+					r.Header.Set("Content-Type", "application/json")
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, r)
+				if blocked := rec.Code == 403; blocked != set.blocked {
+					t.Errorf("PL%d %s: %d %s, want blocked=%v", level, c.name, rec.Code, rec.Body, set.blocked)
+				}
 			}
 		}
 	}

@@ -12,7 +12,8 @@ import (
 )
 
 // Offline writes SQL for common questions without a model, deterministically: a measure
-// (orders, GMV, units sold, discounts, average order value, goods, shops), optionally
+// (orders, GMV, units sold, discounts, average order value, goods, shops, the values the
+// browser extension collected when the store has diy_crx_metrics), optionally
 // grouped (by shop, platform, status, day, month), over a period (today, yesterday, last N
 // days, this or last month, this year), optionally the top N. It answers English and
 // Chinese keywords; a question it cannot map gets an error listing what it understands.
@@ -32,6 +33,9 @@ type measure struct {
 }
 
 var measures = []measure{
+	// The values the browser extension collects (the diy table diy_crx_metrics), when the
+	// store has it.
+	{[]string{"collected", "extension metric", "采集"}, "diy_crx_metrics", "SUM(value)", "value", "collected values"},
 	{[]string{"average order", "aov", "avg order", "客单价"}, "basic_orders", "AVG(paid_amount)", "avg_order_value", "average order value"},
 	{[]string{"gmv", "revenue", "sales", "turnover", "paid amount", "销售额", "成交额", "营业额"}, "basic_orders", "SUM(paid_amount)", "gmv", "GMV"},
 	{[]string{"units", "items sold", "quantity", "件数", "销量"}, "basic_orders", "SUM(item_count)", "units", "units sold"},
@@ -53,6 +57,7 @@ var groupings = []grouping{
 	{words: []string{"by platform", "per platform", "各平台", "按平台"}, column: "platform", label: "by platform"},
 	{words: []string{"by status", "per status", "按状态"}, column: "status", label: "by status"},
 	{words: []string{"by category", "per category", "按类目"}, column: "category_id", label: "by category"},
+	{words: []string{"by metric", "per metric", "each metric", "按指标"}, column: "metric_key", label: "by metric"},
 	{words: []string{"by day", "daily", "per day", "each day", "每天", "每日", "按天"}, bucket: "day", label: "by day"},
 	{words: []string{"by month", "monthly", "per month", "每月", "按月"}, bucket: "month", label: "by month"},
 }
@@ -82,7 +87,7 @@ func (o Offline) WriteSQL(_ context.Context, question, engine string, cat *catal
 		}
 	}
 	if m == nil {
-		return "", "", fmt.Errorf("the offline analyst cannot map this question to the data; ask about orders, GMV, units sold, discounts, average order value, goods or shops, optionally by shop, platform, status, day or month, over today, yesterday, the last N days, this or last month")
+		return "", "", fmt.Errorf("the offline analyst cannot map this question to the data; ask about orders, GMV, units sold, discounts, average order value, goods, shops or collected values, optionally by shop, platform, status, metric, day or month, over today, yesterday, the last N days, this or last month")
 	}
 	t := cat.Table(m.table)
 	if t == nil {

@@ -83,8 +83,13 @@ type Options struct {
 	Key string
 	// Pool holds the objects (schema nl2sql_provider).
 	Pool *pgxpool.Pool
-	// Catalog is the metadata; nil: catalog.Base().
+	// Catalog is the metadata when Catalogs is nil; nil: catalog.Base().
 	Catalog *catalog.Catalog
+	// Catalogs reads the analytical store's catalog: catalog.Base() plus the tenant-defined
+	// diy_* tables found in the store (cached by the caller: it is read on every question
+	// and policy). The metadata, the policies' table patterns and columns and the writer all
+	// see these tables; the executor's sandbox must read the same catalog. nil: Catalog.
+	Catalogs func(ctx context.Context) (*catalog.Catalog, error)
 	// Writer turns questions into SQL; nil: Offline.
 	Writer SQLWriter
 	// Exec runs the SQL; nil: questions answer 503 with ExecErr (no sandbox to run them
@@ -148,6 +153,18 @@ func New(o Options) *Server {
 		fail(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	return s
+}
+
+// catalog is the metadata in effect: the store's (diy_* tables included) or the fixed one.
+func (s *Server) catalog(ctx context.Context) (*catalog.Catalog, error) {
+	if s.o.Catalogs == nil {
+		return s.o.Catalog, nil
+	}
+	cat, err := s.o.Catalogs(ctx)
+	if err != nil {
+		return nil, httpErr{http.StatusServiceUnavailable, "the analytical store's catalog is unavailable: " + err.Error()}
+	}
+	return cat, nil
 }
 
 // ServeHTTP serves the API.
@@ -488,7 +505,15 @@ func (s *Server) metaJob(d asktable.Datasource) {
 	if s.o.MetaDelay > 0 {
 		time.Sleep(s.o.MetaDelay)
 	}
-	d.MetaStatus, d.TableCount = asktable.MetaSuccess, len(s.o.Catalog.Tables)
+	cat, err := s.catalog(ctx)
+	if err != nil {
+		d.MetaStatus, d.MetaError, d.TableCount = asktable.MetaFailed, err.Error(), 0
+		if err := s.put(ctx, "datasource", d.ID, d.Name, d); err != nil {
+			s.o.Log.Error("nl2sql provider: storing metadata status", "error", err)
+		}
+		return
+	}
+	d.MetaStatus, d.TableCount = asktable.MetaSuccess, len(cat.Tables)
 	addr := net.JoinHostPort(d.AccessConfig.Host, strconv.Itoa(d.AccessConfig.Port))
 	conn, err := (&net.Dialer{Timeout: 3 * time.Second}).DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -517,9 +542,13 @@ func (s *Server) getMeta(w http.ResponseWriter, r *http.Request, _ caller) error
 	if d.MetaStatus != asktable.MetaSuccess {
 		return httpErr{http.StatusConflict, "metadata not built (meta_status " + d.MetaStatus + ")"}
 	}
+	cat, err := s.catalog(r.Context())
+	if err != nil {
+		return err
+	}
 	schema := schemaOf(d)
 	ms := asktable.MetaSchema{Name: schema, OriginDesc: "ShopMind analytical store", Tables: map[string]asktable.MetaTable{}}
-	for _, t := range s.o.Catalog.Tables {
+	for _, t := range cat.Tables {
 		mt := asktable.MetaTable{Name: t.Name, FullName: schema + "." + t.Name, OriginDesc: t.Description, Fields: map[string]asktable.MetaField{}}
 		for _, c := range t.Columns {
 			mt.Fields[c.Name] = asktable.MetaField{Name: c.Name, FullName: mt.FullName + "." + c.Name, DataType: string(c.Type), OriginDesc: c.Description}
@@ -552,7 +581,11 @@ func (s *Server) createPolicy(w http.ResponseWriter, r *http.Request, _ caller) 
 			return httpErr{http.StatusUnprocessableEntity, "tables_regex_pattern: " + err.Error()}
 		}
 	}
-	if err := checkPolicy(asktable.Policy{Permission: in.Permission, DatasetConfig: in.DatasetConfig}, s.o.Catalog); err != nil {
+	cat, err := s.catalog(r.Context())
+	if err != nil {
+		return err
+	}
+	if err := checkPolicy(asktable.Policy{Permission: in.Permission, DatasetConfig: in.DatasetConfig}, cat); err != nil {
 		return httpErr{http.StatusUnprocessableEntity, err.Error()}
 	}
 	p := asktable.Policy{ID: newID("policy"), Name: in.Name, Permission: in.Permission, DatasetConfig: in.DatasetConfig, CreatedAt: time.Now().UTC()}
@@ -735,14 +768,18 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request, c caller) error {
 	if err := s.load(r.Context(), "datasource", bot.DatasourceIDs[0], &ds); err != nil {
 		return err
 	}
-	scope, err := s.scope(r.Context(), ch, ds.ID)
+	cat, err := s.catalog(r.Context())
+	if err != nil {
+		return err
+	}
+	scope, err := s.scope(r.Context(), ch, ds.ID, cat)
 	if err != nil {
 		return err
 	}
 	if s.o.Exec == nil {
 		return httpErr{http.StatusServiceUnavailable, fmt.Sprintf("the SQL sandbox is unavailable, so questions cannot run: %v", s.o.ExecErr)}
 	}
-	sql, explanation, err := s.o.Writer.WriteSQL(r.Context(), in.Question, s.o.Exec.Dialect(), s.o.Catalog)
+	sql, explanation, err := s.o.Writer.WriteSQL(r.Context(), in.Question, s.o.Exec.Dialect(), cat)
 	if err != nil {
 		return httpErr{http.StatusUnprocessableEntity, err.Error()}
 	}
@@ -780,7 +817,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request, c caller) error {
 
 // scope is the tenant and row filters a chat's role sets on a datasource, its variables
 // substituted. A chat whose role does not pin the tenant gets no answer.
-func (s *Server) scope(ctx context.Context, ch asktable.Chat, dsID string) (Scope, error) {
+func (s *Server) scope(ctx context.Context, ch asktable.Chat, dsID string, cat *catalog.Catalog) (Scope, error) {
 	if ch.RoleID == "" {
 		return Scope{}, httpErr{http.StatusForbidden, "the chat plays no role: the built-in provider answers only chats whose role restricts the tenant"}
 	}
@@ -796,7 +833,7 @@ func (s *Server) scope(ctx context.Context, ch asktable.Chat, dsID string) (Scop
 		}
 		policies = append(policies, p)
 	}
-	return policyScope(policies, dsID, ch.RoleVariables, s.o.Catalog) // policy.go
+	return policyScope(policies, dsID, ch.RoleVariables, cat) // policy.go
 }
 
 // Migrations are the provider's schema migrations (migrations/*.sql).

@@ -401,3 +401,147 @@ func TestBuiltinProviderEnforcesTablePattern(t *testing.T) {
 		t.Fatalf("a role allowing basic_goods only, asking about orders: HTTP %d %v (want 403)", code, ans)
 	}
 }
+
+// builtinChat is a chat of the built-in provider playing the role of a policy made through
+// the gateway (body, its %q the datasource): the chat's messages endpoint at the provider,
+// the token, the policy's role and the datasource.
+func builtinChat(t *testing.T, s *stack.Stack, me *tenant, body string) (messages, token, role, ds string) {
+	t.Helper()
+	ops := addTenant(t, s, "ops")
+	if _, err := s.DB.Pool.Exec(context.Background(), "UPDATE tenant.tenants SET is_operator = true WHERE id = $1", ops.Tenant); err != nil {
+		t.Fatal(err)
+	}
+	setup := decode[map[string]any](t, ops.want(t, "POST", "/api/v1/nl2sql/setup-datasource", `{}`, 0, ""))
+	ds, _ = setup["datasource_id"].(string)
+	pol := decode[map[string]any](t, me.want(t, "POST", "/api/v1/nl2sql/policy", fmt.Sprintf(body, ds), 0, ""))
+	tok := decode[tokenData](t, me.want(t, "POST", "/api/v1/nl2sql/token", fmt.Sprintf(`{"shop_ids": [%d], "role_id": %q}`, me.shop, pol["role_id"]), 0, ""))
+	ch := decode[chatData](t, me.want(t, "POST", "/api/v1/nl2sql/chat", fmt.Sprintf(`{"token": %q}`, tok.Token), 0, ""))
+	emb := decode[map[string]string](t, me.want(t, "POST", "/api/v1/nl2sql/embed-url", fmt.Sprintf(`{"shop_ids": [%d]}`, me.shop), 0, ""))
+	u, _ := url.Parse(emb["embed_url"])
+	return u.Scheme + "://" + u.Host + "/v1/chats/" + ch.ChatID + "/messages", tok.Token, fmt.Sprint(pol["role_id"]), ds
+}
+
+// The tenant-defined diy_ tables of the analytical store (here diy_crx_metrics, the values
+// the extension collects) are in the built-in provider's metadata and sandbox: a policy
+// `^diy_` lets a chat read them, within its tenant and shops.
+func TestBuiltinProviderReadsDiyTables(t *testing.T) {
+	s := stack.Start(t)
+	me, other := demo(t, s), addTenant(t, s, "rival")
+	hidden := me.addShop(t, "demo-hidden-shop")
+	ctx := context.Background()
+	for _, v := range []struct {
+		tenant, shop int64
+		key          string
+		value        float64
+	}{{me.Tenant, me.shop, "visitors", 10}, {me.Tenant, me.shop, "visitors", 5}, {me.Tenant, hidden, "visitors", 1000}, {other.Tenant, other.shop, "visitors", 7000}} {
+		if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO analytics.diy_crx_metrics (i_tenant_id, stat_time, shop_id, platform, metric_key, value, dims, dims_key, collected_at, page_url, user_id, batch_id, received_at)
+			VALUES ($1, now() - random() * interval '1 hour', $2, 'tmall', $3, $4, '{}', md5(random()::text), now(), 'http://127.0.0.1:8081/backoffice', 1, 'b', now())`, v.tenant, v.shop, v.key, v.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, token, _, _ := builtinChat(t, s, me, fmt.Sprintf(`{"datasource_id": %%q, "shop_ids": [%d], "table_pattern": "^diy_"}`, me.shop))
+	code, ans := providerCall(t, "POST", msgs, token, `{"question": "collected values by metric"}`)
+	content, _ := ans["content"].(map[string]any)
+	rows, _ := content["rows"].([]any)
+	if code != 200 || len(rows) != 1 || fmt.Sprint(rows[0]) != "[visitors 15]" {
+		t.Fatalf("a role allowing ^diy_, asking about collected values: HTTP %d %v (want one row, visitors 15)", code, ans)
+	}
+	// The same role reads no basic_ table.
+	if code, ans := providerCall(t, "POST", msgs, token, `{"question": "how many orders by shop"}`); code != 403 {
+		t.Fatalf("a role allowing ^diy_ only, asking about orders: HTTP %d %v (want 403)", code, ans)
+	}
+}
+
+// Several policies on one role, through the gateway (NL2SQL.md, "Policies mean what they
+// say"): any allow policy grants its tables, several allow policies on one table grant the
+// union of their rows, a deny policy wins over every allow, and one policy's filters hold
+// together (its tenant filter AND its shop filter).
+func TestBuiltinProviderCombinesPolicies(t *testing.T) {
+	s := stack.Start(t)
+	me, other := demo(t, s), addTenant(t, s, "rival")
+	second, hidden := me.addShop(t, "demo-second-shop"), me.addShop(t, "demo-hidden-shop")
+	ctx := context.Background()
+	oid := int64(800000)
+	order := func(tenant, shop int64, n int) {
+		for i := 0; i < n; i++ {
+			oid++
+			if _, err := s.DB.Pool.Exec(ctx, `INSERT INTO analytics.basic_orders (i_tenant_id, order_id, order_no, shop_id, platform, status,
+				buyer_id, total_amount, discount_amount, paid_amount, item_count, ordered_at)
+				VALUES ($1, $2, $3, $4, 'tmall', 'paid', 1, 10, 0, 10, 1, now())`, tenant, oid, fmt.Sprint("NO", oid), shop); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	order(me.Tenant, me.shop, 2)
+	order(me.Tenant, second, 3)
+	order(me.Tenant, hidden, 5)
+	// Rows of another tenant carrying my shop's id: only the tenant filter, ANDed with the
+	// shop filter of the same policy, keeps them out.
+	order(other.Tenant, me.shop, 7)
+
+	// Policy 1: orders of my first shop (a new role).
+	msgs, token, roleID, ds := builtinChat(t, s, me, fmt.Sprintf(`{"datasource_id": %%q, "shop_ids": [%d], "table_pattern": "^basic_orders$"}`, me.shop))
+	ask := func(question string) (int, []string) {
+		t.Helper()
+		code, ans := providerCall(t, "POST", msgs, token, fmt.Sprintf(`{"question": %q}`, question))
+		content, _ := ans["content"].(map[string]any)
+		rows, _ := content["rows"].([]any)
+		var out []string
+		for _, r := range rows {
+			out = append(out, fmt.Sprint(r))
+		}
+		if code != 200 {
+			out = append(out, fmt.Sprint(ans["message"]))
+		}
+		return code, out
+	}
+	wantRows := func(what, question string, want ...string) {
+		t.Helper()
+		code, rows := ask(question)
+		if code != 200 || strings.Join(rows, ",") != strings.Join(want, ",") {
+			t.Fatalf("%s: HTTP %d %v, want %v", what, code, rows, want)
+		}
+	}
+	byShop := "how many orders by shop"
+	wantRows("one policy: its shop, its tenant (tenant AND shop)", byShop, fmt.Sprintf("[%d 2]", me.shop))
+
+	// Policy 2 on the same role: orders of the second shop. Any allow grants: the union.
+	me.want(t, "POST", "/api/v1/nl2sql/policy", fmt.Sprintf(`{"datasource_id": %q, "shop_ids": [%d], "table_pattern": "^basic_orders$", "role_id": %q}`,
+		ds, second, roleID), 0, "")
+	wantRows("two allow policies on one table: the union of their rows", byShop, fmt.Sprintf("[%d 3]", second), fmt.Sprintf("[%d 2]", me.shop))
+
+	// Goods are no policy's table yet: refused; policy 3 grants them.
+	if code, rows := ask("how many goods"); code != 403 {
+		t.Fatalf("goods before a policy grants them: HTTP %d %v", code, rows)
+	}
+	me.want(t, "POST", "/api/v1/nl2sql/policy", fmt.Sprintf(`{"datasource_id": %q, "shop_ids": [%d], "table_pattern": "^basic_goods$", "role_id": %q}`,
+		ds, me.shop, roleID), 0, "")
+	if code, rows := ask("how many goods"); code != 200 {
+		t.Fatalf("goods once an allow policy grants them: HTTP %d %v", code, rows)
+	}
+
+	// A deny policy on orders (made at the provider: the gateway makes allow policies only)
+	// wins over both allow policies; goods stay readable.
+	base := strings.Split(msgs, "/v1/")[0]
+	key := nl2sql.Config{JWTSecret: stack.TestSecret}.ProviderKey()
+	code, deny := providerCall(t, "POST", base+"/v1/policies", key, fmt.Sprintf(`{"name": "no orders", "permission": "deny",
+		"dataset_config": {"datasource_ids": [%q], "regex_patterns": {"tables_regex_pattern": "^basic_orders$"}}}`, ds))
+	if code != 200 {
+		t.Fatalf("deny policy: %d %v", code, deny)
+	}
+	code, role := providerCall(t, "GET", base+"/v1/roles/"+roleID, key, "")
+	ids, _ := role["policy_ids"].([]any)
+	if code != 200 || len(ids) != 3 {
+		t.Fatalf("role: %d %v", code, role)
+	}
+	idsJSON, _ := json.Marshal(append(ids, deny["id"]))
+	if code, ans := providerCall(t, "PATCH", base+"/v1/roles/"+roleID, key, fmt.Sprintf(`{"policy_ids": %s}`, idsJSON)); code != 200 {
+		t.Fatalf("adding the deny policy: %d %v", code, ans)
+	}
+	if code, rows := ask(byShop); code != 403 || !strings.Contains(strings.Join(rows, ""), "basic_orders") {
+		t.Fatalf("orders under a deny policy: HTTP %d %v (want 403 naming basic_orders)", code, rows)
+	}
+	if code, rows := ask("how many goods"); code != 200 {
+		t.Fatalf("goods beside the deny policy: HTTP %d %v", code, rows)
+	}
+}

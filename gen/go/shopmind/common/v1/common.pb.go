@@ -66,6 +66,15 @@ const (
 	// WAF inspects it, at any paranoia level; a value that is not a valid token is refused by
 	// the service (401).
 	TextKind_TEXT_KIND_CREDENTIAL TextKind = 5
+	// A URL, or a pattern over URLs, the service stores or matches but never fetches (the page
+	// a value was read on, the extension's URL patterns); on a message or Struct field, every
+	// value beneath it (scraped page data, which holds links). A merchant's back office may be
+	// on an intranet host (http://127.0.0.1:8081/backoffice, http://localhost/x), which the
+	// WAF's remote-file-inclusion and SSRF rules (tags attack-rfi and attack-ssrf: a URL with
+	// an IP address or localhost) read as an attack; since nothing fetches it, those rules
+	// leave it alone at every paranoia level, and from level 2 up it is treated as
+	// TEXT_KIND_FREE. Every other rule (SQL injection, XSS, traversal, shell) still inspects it.
+	TextKind_TEXT_KIND_URL TextKind = 6
 )
 
 // Enum value maps for TextKind.
@@ -77,6 +86,7 @@ var (
 		3: "TEXT_KIND_SQL_WORD_NAME",
 		4: "TEXT_KIND_SQL",
 		5: "TEXT_KIND_CREDENTIAL",
+		6: "TEXT_KIND_URL",
 	}
 	TextKind_value = map[string]int32{
 		"TEXT_KIND_UNSPECIFIED":   0,
@@ -85,6 +95,7 @@ var (
 		"TEXT_KIND_SQL_WORD_NAME": 3,
 		"TEXT_KIND_SQL":           4,
 		"TEXT_KIND_CREDENTIAL":    5,
+		"TEXT_KIND_URL":           6,
 	}
 )
 
@@ -801,14 +812,15 @@ const file_shopmind_common_v1_common_proto_rawDesc = "" +
 	"\asort_by\x18\x03 \x01(\tR\x06sortBy\x12(\n" +
 	"\n" +
 	"sort_order\x18\x04 \x01(\tB\t\xbaH\x06r\x04Ȏ'\x01R\tsortOrder\"\a\n" +
-	"\x05Empty*\x9e\x01\n" +
+	"\x05Empty*\xb1\x01\n" +
 	"\bTextKind\x12\x19\n" +
 	"\x15TEXT_KIND_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eTEXT_KIND_FREE\x10\x01\x12\x19\n" +
 	"\x15TEXT_KIND_FIELD_NAMES\x10\x02\x12\x1b\n" +
 	"\x17TEXT_KIND_SQL_WORD_NAME\x10\x03\x12\x11\n" +
 	"\rTEXT_KIND_SQL\x10\x04\x12\x18\n" +
-	"\x14TEXT_KIND_CREDENTIAL\x10\x05:e\n" +
+	"\x14TEXT_KIND_CREDENTIAL\x10\x05\x12\x11\n" +
+	"\rTEXT_KIND_URL\x10\x06:e\n" +
 	"\bpage_num\x12\x18.buf.validate.Int32Rules\x18\xe5\xf1\x04 \x01(\bB.\xc2H+\n" +
 	")\n" +
 	"\bpage_num\x12\x12must be at least 1\x1a\tthis >= 1R\apageNum:~\n" +

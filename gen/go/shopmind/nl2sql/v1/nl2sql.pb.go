@@ -993,7 +993,10 @@ type SetupDatasourceResponse struct {
 	BotId string `protobuf:"bytes,3,opt,name=bot_id,json=botId,proto3" json:"bot_id,omitempty"`
 	// Provider id of the role with shop-based row filters.
 	RoleId string `protobuf:"bytes,4,opt,name=role_id,json=roleId,proto3" json:"role_id,omitempty"`
-	// True when the metadata was (re)built by this call.
+	// True when the metadata was (re)built since the previous successful setup call: by this
+	// call, or, with the built-in provider, by the provisioning the bridge runs in the
+	// background when it starts (or on a request, if that had not succeeded yet), which the
+	// first setup call of the process reports.
 	MetadataRebuilt bool `protobuf:"varint,5,opt,name=metadata_rebuilt,json=metadataRebuilt,proto3" json:"metadata_rebuilt,omitempty"`
 	// Provider id of the shop-filtered policy the role holds.
 	PolicyId      string `protobuf:"bytes,6,opt,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"`
