@@ -384,7 +384,9 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		}
 		q.Metrics = ms
 	}
-	q.Metrics = refundReading(q.Metrics, t, lx.Metrics)
+	read := refundReading(q.Metrics, t, lx.Metrics)
+	reread := strings.Join(read, ",") != strings.Join(q.Metrics, ",") // the classic path would read the words alone
+	q.Metrics = read
 	out := Parsed{Question: q}
 	// metric words are masked too (so a metric's words are no dimension)
 	_, _ = matchTerms(t, masked, lx.refs)
@@ -653,7 +655,7 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		p.Analysis == plan.Ranking && p.Order != "asc" && !p.PerGroup
 	out.Advanced = len(p.Filters) > 0 || !classic ||
 		p.Compare != "" || p.PeriodKind == "quarter" || p.PeriodKind == "qtd" || p.PeriodKind == "half" || len(p.Dimensions) > 1 ||
-		p.Analysis == plan.Breakdown && q.Dimension == "" || rate
+		p.Analysis == plan.Breakdown && q.Dimension == "" || rate || reread
 	return out
 }
 

@@ -249,7 +249,7 @@ func TestParsePlanBlindRules(t *testing.T) {
 		{"Revenue by shop last month", "and the month before?", func(p plan.Plan) bool {
 			return p.Start == "2026-09-01" && p.End == "2026-09-30" && strings.Join(p.Dimensions, ",") == "shop"
 		}},
-		{"上个月各店铺的销售额", "那前一个月呢", func(p plan.Plan) bool { return p.Start == "2026-09-01" }},
+		{"上个月各店铺的销售额", "那前一个月呢", func(p plan.Plan) bool { return p.Start == "2026-09-01" && p.Limit == 0 }},
 		{"Sales on JD in October", "switch to units sold", func(p plan.Plan) bool {
 			return p.Metrics[0] == "units_sold" && len(p.Filters) == 1 && p.Start == "2026-10-01"
 		}},

@@ -219,6 +219,18 @@ var (
 	autoGrain = "auto"
 )
 
+// periodAfter is true when rest starts with a unit of time: "前一个月" is the month before,
+// not the top one.
+func periodAfter(rest string) bool {
+	rest = strings.TrimSpace(rest)
+	for _, u := range []string{"月", "周", "星期", "年", "季", "天", "日", "期"} {
+		if strings.HasPrefix(rest, u) {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseQuestion reads a metric question in English or Chinese: the metrics (the tenant's
 // names, display names and synonyms, and built-in words for the demo metric names), the
 // dimension, the time granularity, the period (relative to now, in UTC) and a top-N.
@@ -273,7 +285,13 @@ func parseQuestion(text, t string, ph periodHit, refs []termRef, metrics []agent
 		}
 	}
 	q.Rest = strings.TrimSpace(spaceRun.ReplaceAllString(string(free), " "))
-	if m := topNRE.FindStringSubmatch(string(free)); m != nil {
+	if loc := topNRE.FindStringSubmatchIndex(string(free)); loc != nil && !periodAfter(string(free)[loc[1]:]) {
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = string(free)[loc[2*i]:loc[2*i+1]]
+			}
+		}
 		for _, g := range m[1:] {
 			if n, ok := period.ParseNumber(g); ok && g != "" && n > 0 {
 				q.TopN = min(n, maxTopN)
