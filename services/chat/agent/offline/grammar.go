@@ -44,7 +44,8 @@ var platformAliases = map[string][]string{
 }
 
 // weakTerms name sales only when no other metric is named ("sold" in "units sold").
-var weakTerms = map[string]bool{"sell": true, "sold": true, "selling": true, "卖得": true, "卖的": true, "made": true,
+var weakTerms = map[string]bool{"sell": true, "sold": true, "selling": true, "卖得": true, "卖的": true, "made": true, "make": true,
+	"bring in": true, "brought in": true,
 	"how are we doing": true, "how did we do": true, "how is business": true, "how's business": true, "生意怎么样": true, "卖得怎么样": true}
 
 // grammarWords are never a member's distinctive part alone ("trend" is a series, "daily" a grain).
@@ -244,20 +245,26 @@ var (
 	whyRE          = regexp.MustCompile(`\bwhy\b|what (?:drove|caused|explains|is behind)|\bdrivers?\b|\bcontribut\w*|为什么|为何|原因|什么导致|归因|驱动|贡献`)
 	growthRE       = regexp.MustCompile(`\bgrew\b|\bgrow\w*|\bgrowth\b|fastest|increased? (?:the )?most|biggest (?:increase|gain|drop|decline|fall)|declin\w* (?:the )?most|dropped (?:the )?most|fell (?:the )?most|shr[ua]nk|增长最快|增速|涨幅|增长最多|增长最大|增幅|下降最多|下滑最多|跌幅|降幅|减少最多|下降最快`)
 	downRE         = regexp.MustCompile(`declin|\bdrop|\bfell\b|\bfall|shr[ua]nk|decreas|下降|下滑|跌|减少|降幅`)
-	shareRE        = regexp.MustCompile(`\bshare\b|proportion|percentage|\bpercent\b|% of|\bsplit\b|\bmix\b|占比|比例|比重|份额|构成`)
-	compareRE      = regexp.MustCompile(`\bvs\.?\b|versus|compar|对比|比较|相比|环比|同比|year over year|\byoy\b|\bmom\b|month over month|same period last year|去年同期|\bthan\b|\bagainst\b|change[ds]? (?:from|since|on)|比上|较上`)
+	shareRE        = regexp.MustCompile(`\bshare\b|proportion|percentage|\bpercent\b|% of|\bsplit\b|\bmix\b|\bportion\b|\baccount(?:s|ed)? for\b|占比|比例|比重|份额|构成`)
+	compareRE      = regexp.MustCompile(`\bvs\.?\b|versus|compar|对比|比较|相比|环比|同比|year over year|\byoy\b|\bmom\b|month over month|same period last year|去年同期|\bthan\b|\bagainst\b|change[ds]? (?:from|since|on)|比上|较上|跟.{1,40}比|和.{1,40}比(?:呢|\s*[,，。?？]|$)|比起|比一下`)
 	yoyRE          = regexp.MustCompile(`同比|year over year|\byoy\b|same period last year|去年同期|a year (?:ago|earlier)|last year's|vs\.? last year|compared (?:to|with) last year|比去年`)
 	ascRE          = regexp.MustCompile(`lowest|\bleast\b|\bworst\b|\bbottom\b|smallest|fewest|weakest|poorest|最低|最少|最差|垫底|倒数|最小|最弱|最不`)
 	rankRE         = regexp.MustCompile(`highest|\bmost\b|\bbest\b|\btop\b|largest|biggest|leading|strongest|\brank|最高|最多|最好|最大|最强|排名|排行|前\s*\d|前[一二三四五六七八九十]|哪个|哪家|哪款|哪类|哪一|哪些|\bwhich\b|\bwho\b|lowest|\bleast\b|\bworst\b|\bbottom\b|smallest|fewest|最低|最少|最差|垫底|倒数`)
 	listRE         = regexp.MustCompile(`(above|over|more than|greater than|at least|exceed\w*|below|under|less than|fewer than|at most|大于|超过|高于|多于|不低于|至少|小于|低于|少于|不足|不到|不超过)\s*(?:¥|￥|\$)?\s*(\d+(?:\.\d+)?)\s*(%|万|k\b|千)?`)
 	zeroRE         = regexp.MustCompile(`\bno (?:sales|orders)\b|没有(?:销售|订单|卖出)|零销售|没卖出`)
 	perGroupRE     = regexp.MustCompile(`(?:in|within|for|of) each (shop|store|platform|channel|category)|(?:per|by) (shop|store|platform|channel|category)\b.*\btop\b|每个(店铺|平台|类目|渠道|门店)|各(店铺|平台|类目|渠道|门店)(?:的|各自)?(?:前|top|最)`)
-	followRE       = regexp.MustCompile(`^(?:and|what about|how about|only|just|same for|same but|now|instead|then|also|but|ok|okay)\b|\binstead\b|^(?:那|那么|只看|仅看|只要|改成|换成|改为|换为|再看|如果|同样|还有)|呢\s*[？?]?\s*$|^(?:by|in|for|per)\b`)
-	exclRE         = regexp.MustCompile(`(?:除了|除去|除)(.{1,60}?)(?:之外|以外|外)|(?:不含|不包括|不算|排除|剔除|去掉|去除)(.{1,40}?)(?:[，,。？?的]|$)|\b(?:except(?: for)?|excluding|exclude|other than|apart from|but not|not including|without)\s+(.{1,60}?)(?:[,.?;]|$|\s+(?:in|for|during|by|last|this|over|on|from)\b)`)
+	followRE       = regexp.MustCompile(`^(?:and|what about|how about|only|just|same for|same but|now|instead|then|also|but|ok|okay)\b|\binstead\b|^(?:那|那么|只看|仅看|只要|改成|换成|改为|换为|再看|如果|同样|还有)|呢\s*[？?]?\s*$|^(?:by|in|for|per|switch(?:ed)? to|change (?:it )?to|make it)\b`)
+	exclRE         = regexp.MustCompile(`(?:除了|除去|除)(.{1,60}?)(?:之外|以外|外)|(?:不含|不包括|不算|排除|剔除|去掉|去除|除去|除了)(.{1,40}?)(?:[，,。？?的]|$)|\b(?:except(?: for)?|excluding|exclude|other than|apart from|but not|not including|without|leaving out|leave out|not counting)\s+(.{1,60}?)(?:[,.?;]|$|\s+(?:in|for|during|by|last|this|over|on|from)\b)`)
 	splitRE        = regexp.MustCompile(`\b(?:by|per|each|every|across|breakdown)\b|各|每|按|分`)
 	allRE          = regexp.MustCompile(`\ball (?:shops|stores|platforms|categories)\b|所有(?:店铺|平台|类目)|全部(?:店铺|平台|类目)|不限`)
 	orderedDimRefs = dimRefs([]string{"shop", "platform", "category", "goods", "staff", "status"})
-	dimPlural      = map[string]string{"store": "shop", "channel": "platform", "店铺": "shop", "门店": "shop", "平台": "platform", "渠道": "platform", "类目": "category"}
+	// "every shop but X", "each platform except Y": all of them but X (an exclusion, not a split)
+	everyButRE = regexp.MustCompile(`\b(?:every|each)\s+(shops?|stores?|platforms?|channels?|categor(?:y|ies))\s+(?:but|except)\b`)
+	// money asked of refunds ("how much money did we refund"): the refund amount
+	moneyRE = regexp.MustCompile(`how much money|\bamount\b|\bvalue\b|多少钱|金额|钱`)
+	// "the month before", "前一个月": the period before the conversation's
+	beforeRE  = regexp.MustCompile(`\b(?:the\s+)?(?:month|quarter|week|year|period|day)\s+before\b|\bthe\s+previous\s+(?:month|quarter|week|year|period)\b|前一个?(?:月|季度|周|星期|年|期|天)|再?上一期`)
+	dimPlural = map[string]string{"store": "shop", "channel": "platform", "店铺": "shop", "门店": "shop", "平台": "platform", "渠道": "platform", "类目": "category"}
 )
 
 type memberHit struct {
@@ -330,6 +337,7 @@ func ParsePlan(text string, history []agent.Message, now time.Time, lx *Lexicon)
 
 func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 	t := strings.ToLower(agent.NormalizeText(text))
+	t = everyButRE.ReplaceAllString(t, "all $1 except")
 	masked := make([]bool, len(t))
 	// the period and a second one ("October vs September")
 	var cmp, asked *period.Period
@@ -337,7 +345,7 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 	first := periodHit{p1, span, ok}
 	if ok {
 		mask(masked, span[0], span[1])
-		if compareRE.MatchString(t) || strings.Contains(t, "和") || strings.Contains(t, " and ") || strings.Contains(t, "与") {
+		if compareRE.MatchString(t) || strings.Contains(t, "和") || strings.Contains(t, " and ") || strings.Contains(t, "与") || strings.Contains(t, "跟") {
 			rest := []byte(t)
 			for k := span[0]; k < span[1]; k++ {
 				rest[k] = ' '
@@ -376,6 +384,9 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		}
 		q.Metrics = ms
 	}
+	read := refundReading(q.Metrics, t, lx.Metrics)
+	reread := strings.Join(read, ",") != strings.Join(q.Metrics, ",") // the classic path would read the words alone
+	q.Metrics = read
 	out := Parsed{Question: q}
 	// metric words are masked too (so a metric's words are no dimension)
 	_, _ = matchTerms(t, masked, lx.refs)
@@ -581,9 +592,22 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 				np.Filters = append(np.Filters, f)
 			}
 		}
-		if q.PeriodGiven {
+		switch {
+		case q.PeriodGiven && comparison && cmp == nil:
+			// "compare with September": the named period is the comparison's, the asked one stays
+			np.CompareStart, np.CompareEnd = p.Start, p.End
+			if np.Analysis == plan.Value {
+				np.Analysis = plan.Comparison
+			}
+		case q.PeriodGiven:
 			np.Start, np.End, np.PeriodKind = p.Start, p.End, p.PeriodKind
 			np.CompareStart, np.CompareEnd = p.CompareStart, p.CompareEnd
+		case beforeRE.MatchString(t):
+			// "and the month before?": the period before the previous question's
+			if pp, err := prev.PeriodOf(); err == nil {
+				np.SetPeriod(pp.Previous())
+				np.CompareStart, np.CompareEnd = "", ""
+			}
 		}
 		if p.Compare != "" {
 			np.Compare = p.Compare
@@ -631,8 +655,24 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 		p.Analysis == plan.Ranking && p.Order != "asc" && !p.PerGroup
 	out.Advanced = len(p.Filters) > 0 || !classic ||
 		p.Compare != "" || p.PeriodKind == "quarter" || p.PeriodKind == "qtd" || p.PeriodKind == "half" || len(p.Dimensions) > 1 ||
-		p.Analysis == plan.Breakdown && q.Dimension == "" || rate
+		p.Analysis == plan.Breakdown && q.Dimension == "" || rate || reread
 	return out
+}
+
+// refundReading reads refunds as the merchant means them: money asked of refunds ("how much
+// money did we refund", "退了多少钱") is the refund amount; a percentage of orders refunded
+// ("what percentage of orders got refunded") is the refund rate.
+func refundReading(ms []string, t string, metrics []agent.MetricInfo) []string {
+	if len(ms) != 1 || ms[0] != "refunded_orders" {
+		return ms
+	}
+	switch {
+	case moneyRE.MatchString(t) && metricNamed(metrics, "refund_amount"):
+		return []string{"refund_amount"}
+	case shareRE.MatchString(t) && !splitRE.MatchString(t) && metricNamed(metrics, "refund_rate"):
+		return []string{"refund_rate"}
+	}
+	return ms
 }
 
 func metricNamed(ms []agent.MetricInfo, name string) bool {

@@ -176,3 +176,92 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// The rules added for the blind questions, one case (or two) per rule.
+func TestParsePlanBlindRules(t *testing.T) {
+	lx := testLexicon()
+	now := agenttest.Now // Sunday 2026-11-22
+	cases := []struct {
+		q     string
+		check func(p plan.Plan) bool
+	}{
+		// "make" / "bring in" / 成交了多少 are sales verbs
+		{"What did we make last week?", func(p plan.Plan) bool {
+			return p.Metrics[0] == "gmv" && p.Start == "2026-11-09" && p.End == "2026-11-15"
+		}},
+		{"How much money did we bring in during October?", func(p plan.Plan) bool { return p.Metrics[0] == "gmv" && p.Start == "2026-10-01" }},
+		{"10月份一共成交了多少金额", func(p plan.Plan) bool { return p.Metrics[0] == "gmv" && p.Start == "2026-10-01" }},
+		// the third quarter
+		{"Revenue in the third quarter", func(p plan.Plan) bool { return p.Start == "2026-07-01" && p.End == "2026-09-30" }},
+		// 跟...比: the second period named is the comparison
+		{"这个季度跟上个季度比，订单量怎么样", func(p plan.Plan) bool {
+			return p.Analysis == plan.Comparison && p.CompareStart == "2026-07-01" && p.CompareEnd == "2026-09-30"
+		}},
+		// "product category" is the category, 的店 the shop
+		{"Which product category had the smallest revenue in September?", func(p plan.Plan) bool {
+			return p.Analysis == plan.Ranking && strings.Join(p.Dimensions, ",") == "category" && p.Order == "asc"
+		}},
+		{"本季度客单价最低的店", func(p plan.Plan) bool {
+			return p.Analysis == plan.Ranking && strings.Join(p.Dimensions, ",") == "shop" && p.Order == "asc"
+		}},
+		// exclusions: leaving out, every shop but, 除去, 除了...，
+		{"Sales last quarter, leaving out Pinduoduo", func(p plan.Plan) bool { return len(p.Filters) == 1 && p.Filters[0].Exclude }},
+		{"Orders in September for every shop but Digital JD Store", func(p plan.Plan) bool {
+			return p.Analysis == plan.Value && len(p.Filters) == 1 && p.Filters[0].Exclude && p.Filters[0].Members[0].Key == "3"
+		}},
+		{"上季度除去拼多多的销售额", func(p plan.Plan) bool { return len(p.Filters) == 1 && p.Filters[0].Exclude }},
+		{"9月除了数码京东自营店，其他店铺的订单数", func(p plan.Plan) bool {
+			return p.Analysis == plan.Value && len(p.Filters) == 1 && p.Filters[0].Exclude
+		}},
+		// month-by-month since June, 各月
+		{"Month-by-month order count since June", func(p plan.Plan) bool {
+			return p.Analysis == plan.Trend && p.Grain == "month" && p.Start == "2026-06-01"
+		}},
+		{"三季度各月销量", func(p plan.Plan) bool {
+			return p.Analysis == plan.Trend && p.Grain == "month" && p.Start == "2026-07-01"
+		}},
+		// what portion ... account for: a share
+		{"What portion of units sold did JD account for last month?", func(p plan.Plan) bool {
+			return p.Analysis == plan.Share && strings.Join(p.Dimensions, ",") == "platform"
+		}},
+		// refunds read as money or as a rate; a cancellation
+		{"How much money did we refund in September?", func(p plan.Plan) bool { return p.Metrics[0] == "refund_amount" }},
+		{"What percentage of orders got refunded last quarter?", func(p plan.Plan) bool {
+			return strings.Join(p.Metrics, ",") == "refund_rate" && p.Analysis == plan.Value
+		}},
+		{"Cancellation count for Home Living Flagship this month", func(p plan.Plan) bool {
+			return p.Metrics[0] == "cancelled_orders" && len(p.Filters) == 1
+		}},
+	}
+	for _, c := range cases {
+		p := ParsePlan(c.q, nil, now, lx)
+		if p.Plan == nil || !c.check(*p.Plan) {
+			t.Errorf("%q: %+v (clarify %+v)", c.q, p.Plan, p.Clarify)
+		}
+	}
+	hist := func(q string) []agent.Message {
+		return []agent.Message{{Role: "user", Content: q}, {Role: "assistant", Content: "..."}}
+	}
+	follows := []struct {
+		first, q string
+		check    func(p plan.Plan) bool
+	}{
+		{"Revenue by shop last month", "and the month before?", func(p plan.Plan) bool {
+			return p.Start == "2026-09-01" && p.End == "2026-09-30" && strings.Join(p.Dimensions, ",") == "shop"
+		}},
+		{"上个月各店铺的销售额", "那前一个月呢", func(p plan.Plan) bool { return p.Start == "2026-09-01" && p.Limit == 0 }},
+		{"Sales on JD in October", "switch to units sold", func(p plan.Plan) bool {
+			return p.Metrics[0] == "units_sold" && len(p.Filters) == 1 && p.Start == "2026-10-01"
+		}},
+		{"GMV in October", "compare with September", func(p plan.Plan) bool {
+			return p.Analysis == plan.Comparison && p.Start == "2026-10-01" && p.CompareStart == "2026-09-01"
+		}},
+		{"10月的GMV", "和9月比呢", func(p plan.Plan) bool { return p.Start == "2026-10-01" && p.CompareStart == "2026-09-01" }},
+	}
+	for _, c := range follows {
+		p := ParsePlan(c.q, hist(c.first), now, lx)
+		if p.Plan == nil || !p.FollowUp || !c.check(*p.Plan) {
+			t.Errorf("%q then %q: %+v", c.first, c.q, p.Plan)
+		}
+	}
+}

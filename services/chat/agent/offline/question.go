@@ -42,7 +42,8 @@ type Question struct {
 // builtinTerms are words for the demo metric names, used when the tenant has a metric of
 // that name (its own display name and synonyms are always used).
 var builtinTerms = map[string][]string{
-	"gmv": {"gmv", "sales", "revenue", "turnover", "sell", "sold", "selling", "earn", "earned", "made", "takings", "income",
+	"gmv": {"gmv", "sales", "revenue", "turnover", "sell", "sold", "selling", "earn", "earned", "made", "make", "bring in", "brought in",
+		"takings", "income", "成交了多少", "一共成交",
 		"how are we doing", "how did we do", "how is business", "how's business", "生意怎么样", "卖得怎么样",
 		"卖了多少", "卖得", "卖的", "收入", "流水", "gross merchandise value", "sales amount", "销售额", "成交额", "营业额",
 		"交易额", "销售金额", "成交金额", "营收", "业绩", "卖了多少钱"},
@@ -53,12 +54,12 @@ var builtinTerms = map[string][]string{
 	"line_amount": {"line amount", "goods sales", "product sales", "line sales", "商品销售额", "商品金额", "商品成交额"},
 	"buyers": {"buyers", "customers", "number of buyers", "number of customers", "shoppers", "买家数", "客户数", "买家",
 		"客户", "顾客", "购买人数", "下单人数"},
-	"refunded_orders": {"refunded orders", "refunds", "refund count", "number of refunds", "orders refunded", "refunded",
+	"refunded_orders": {"refunded orders", "refunds", "refund", "refund count", "number of refunds", "orders refunded", "refunded",
 		"退款订单", "退款单", "退款笔数", "退款的订单", "退款单数", "退款数", "退款"},
 	"refund_amount": {"refund amount", "refunded amount", "amount refunded", "money refunded", "refund value", "value of refunds",
 		"退款金额", "退款额", "退了多少钱", "退款总额"},
 	"refund_rate": {"refund rate", "return rate", "refund ratio", "rate of refunds", "退款率", "退货率", "退款比例"},
-	"cancelled_orders": {"cancelled orders", "canceled orders", "cancellations", "cancelled", "canceled", "cancel",
+	"cancelled_orders": {"cancelled orders", "canceled orders", "cancellations", "cancellation count", "cancellation", "cancelled", "canceled", "cancel",
 		"取消订单", "取消的订单", "取消单", "取消"},
 	"avg_order_value": {"average order value", "avg order value", "aov", "basket size", "客单价", "平均订单金额", "平均客单价"},
 }
@@ -66,19 +67,21 @@ var builtinTerms = map[string][]string{
 // dimensionTerms name the catalog's dimensions.
 var dimensionTerms = map[string][]string{
 	"shop": {"shop", "shops", "store", "stores", "storefront", "店铺", "门店", "商店", "网店", "各店", "每个店", "每家店", "哪家店",
-		"哪个店"},
-	"goods":    {"goods", "product", "products", "item", "items", "sku", "skus", "商品", "单品", "产品", "货品", "宝贝"},
-	"category": {"category", "categories", "类目", "品类", "分类", "类别"},
+		"哪个店", "的店"},
+	"goods": {"goods", "product", "products", "item", "items", "sku", "skus", "商品", "单品", "产品", "货品", "宝贝"},
+	"category": {"category", "categories", "类目", "品类", "分类", "类别",
+		"product category", "product categories", "商品类目", "商品分类", "商品品类", "产品类别"},
 	"staff":    {"staff", "employee", "employees", "salesperson", "salespeople", "员工", "店员", "负责人", "业务员"},
 	"platform": {"platform", "platforms", "channel", "channels", "marketplace", "marketplaces", "平台", "渠道"},
 	"status":   {"status", "statuses", "order status", "状态", "订单状态"},
 }
 
 var granularityTerms = map[string][]string{
-	"day":   {"by day", "per day", "each day", "daily", "day by day", "every day", "每天", "每日", "按天", "按日", "逐日", "日趋势", "分天"},
-	"week":  {"by week", "per week", "each week", "weekly", "every week", "每周", "按周", "逐周", "周趋势", "分周"},
-	"month": {"by month", "per month", "each month", "monthly", "every month", "每月", "按月", "逐月", "月趋势", "分月", "每个月"},
-	"auto":  {"trend", "trends", "over time", "time series", "趋势", "走势", "变化情况"},
+	"day":  {"by day", "per day", "each day", "daily", "day by day", "every day", "每天", "每日", "按天", "按日", "逐日", "日趋势", "分天"},
+	"week": {"by week", "per week", "each week", "weekly", "every week", "每周", "按周", "逐周", "周趋势", "分周"},
+	"month": {"by month", "per month", "each month", "monthly", "every month", "month-by-month", "month by month", "每月", "按月", "逐月", "月趋势",
+		"分月", "每个月", "各月", "月度"},
+	"auto": {"trend", "trends", "over time", "time series", "趋势", "走势", "变化情况"},
 }
 
 // granularityRefs and allDimRefs are the granularity and dimension words, longest first.
@@ -216,6 +219,18 @@ var (
 	autoGrain = "auto"
 )
 
+// periodAfter is true when rest starts with a unit of time: "前一个月" is the month before,
+// not the top one.
+func periodAfter(rest string) bool {
+	rest = strings.TrimSpace(rest)
+	for _, u := range []string{"月", "周", "星期", "年", "季", "天", "日", "期"} {
+		if strings.HasPrefix(rest, u) {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseQuestion reads a metric question in English or Chinese: the metrics (the tenant's
 // names, display names and synonyms, and built-in words for the demo metric names), the
 // dimension, the time granularity, the period (relative to now, in UTC) and a top-N.
@@ -270,7 +285,13 @@ func parseQuestion(text, t string, ph periodHit, refs []termRef, metrics []agent
 		}
 	}
 	q.Rest = strings.TrimSpace(spaceRun.ReplaceAllString(string(free), " "))
-	if m := topNRE.FindStringSubmatch(string(free)); m != nil {
+	if loc := topNRE.FindStringSubmatchIndex(string(free)); loc != nil && !periodAfter(string(free)[loc[1]:]) {
+		m := make([]string, len(loc)/2)
+		for i := range m {
+			if loc[2*i] >= 0 {
+				m[i] = string(free)[loc[2*i]:loc[2*i+1]]
+			}
+		}
 		for _, g := range m[1:] {
 			if n, ok := period.ParseNumber(g); ok && g != "" && n > 0 {
 				q.TopN = min(n, maxTopN)

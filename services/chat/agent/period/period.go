@@ -260,6 +260,18 @@ var periodRules = []periodRule{
 		s := time.Date(y, time.Month(3*q-2), 1, 0, 0, 0, 0, time.UTC)
 		return Period{Start: s, End: s.AddDate(0, 3, 0), Kind: "quarter"}, true
 	}},
+	// "the third quarter", "3rd quarter of 2026"
+	{regexp.MustCompile(`\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter\b(?:\s+(?:of\s+)?(\d{4}))?`), func(m []string, today time.Time) (Period, bool) {
+		q := map[string]int{"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}[m[1]]
+		y := today.Year()
+		if m[2] != "" {
+			y, _ = strconv.Atoi(m[2])
+		} else if time.Date(y, time.Month(3*q-2), 1, 0, 0, 0, 0, time.UTC).After(today) {
+			y--
+		}
+		s := time.Date(y, time.Month(3*q-2), 1, 0, 0, 0, 0, time.UTC)
+		return Period{Start: s, End: s.AddDate(0, 3, 0), Kind: "quarter"}, true
+	}},
 	{regexp.MustCompile(`(?:(\d{4})\s*年?|(今年|去年))?\s*(上半年|下半年)|\b(first|second)\s+half(?:\s+of\s+(?:(\d{4})|(this|last)\s+year))?\b|\bh([12])(?:\s+(\d{4}))?\b`), func(m []string, today time.Time) (Period, bool) {
 		y := today.Year()
 		switch {
@@ -313,6 +325,25 @@ var periodRules = []periodRule{
 	{regexp.MustCompile(`今年以来|年初至今|今年到现在|since the start of the year|since january`), fixed(func(t time.Time) Period {
 		return Period{Start: time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC), End: t.AddDate(0, 0, 1), Kind: "ytd"}
 	})},
+	// "since June", "从6月开始", "6月以来": from the month's first day to today
+	{regexp.MustCompile(`\bsince\s+(?:the\s+(?:start|beginning)\s+of\s+)?` + monthNameRE + `\b|(?:从|自)\s*(\d{1,2}|[一二三四五六七八九十]+)\s*月份?\s*(?:初\s*)?(?:开始|起|以来|至今|到现在)|(?:^|\D)(\d{1,2}|[一二三四五六七八九十]+)\s*月份?\s*(?:以来|至今|到现在)`), func(m []string, today time.Time) (Period, bool) {
+		var mon time.Month
+		switch {
+		case m[1] != "":
+			mon = monthNames[m[1]]
+		default:
+			s := m[2]
+			if s == "" {
+				s = m[3]
+			}
+			n, ok := ParseNumber(s)
+			if !ok || n < 1 || n > 12 {
+				return Period{}, false
+			}
+			mon = time.Month(n)
+		}
+		return Period{Start: recentMonth(mon, today).Start, End: today.AddDate(0, 0, 1), Kind: "range"}, true
+	}},
 	{regexp.MustCompile(`(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?\s*(?:to|until|through|and|-|~|～|至|到|—|–)\s*(\d{4})[-/.年](\d{1,2})[-/.月](\d{1,2})日?`),
 		func(m []string, _ time.Time) (Period, bool) {
 			s, ok1 := mustDate(m[1], m[2], m[3])
@@ -422,8 +453,8 @@ var periodRules = []periodRule{
 // hold for the rule to be tried ("#" stands for any digit): a cheap test before the
 // regular expression, which keeps Parse fast on long questions.
 var ruleHints = [][]string{
-	{"quarter", "qtd", "季"}, {"quarter", "季"}, {"q", "季"}, {"半年", "half", "h1", "h2"}, {"月", "from"},
-	{"今年", "年初", "since"}, {"#"}, {"#"}, {"#"}, {"#"},
+	{"quarter", "qtd", "季"}, {"quarter", "季"}, {"q", "季"}, {"quarter"}, {"半年", "half", "h1", "h2"}, {"月", "from"},
+	{"今年", "年初", "since"}, {"since", "以来", "开始", "起", "至今", "到现在"}, {"#"}, {"#"}, {"#"}, {"#"},
 	{"day"}, {"天", "日"}, {"week"}, {"周", "星期", "礼拜"}, {"month"}, {"月"},
 	{"yesterday", "前天"}, {"yesterday", "昨"}, {"today", "今"}, {"week"}, {"week", "wtd", "周", "星期"},
 	{"week", "周", "星期", "礼拜"}, {"month"}, {"month", "mtd", "月"}, {"month", "月"}, {"year", "ytd", "年"}, {"year", "年"},

@@ -39,3 +39,22 @@ func TestRuleHintsFollowTheRules(t *testing.T) {
 		t.Fatalf("%d hints for %d rules", len(ruleHints), len(periodRules))
 	}
 }
+
+// English ordinal quarters and "since <month>" (从6月开始, 6月以来) are periods.
+func TestOrdinalQuarterAndSince(t *testing.T) {
+	now := d("2026-11-28")
+	for text, want := range map[string][2]string{
+		"revenue in the third quarter":          {"2026-07-01", "2026-10-01"},
+		"orders in the 2nd quarter of 2025":     {"2025-04-01", "2025-07-01"},
+		"sales in the fourth quarter":           {"2026-10-01", "2027-01-01"},
+		"month-by-month order count since june": {"2026-06-01", "2026-11-29"},
+		"从6月开始每月的订单量":                           {"2026-06-01", "2026-11-29"},
+		"九月以来的销售额":                              {"2026-09-01", "2026-11-29"},
+		"since the start of august":             {"2026-08-01", "2026-11-29"},
+	} {
+		p, _, ok := Parse(text, now)
+		if !ok || !p.Start.Equal(d(want[0])) || !p.End.Equal(d(want[1])) {
+			t.Errorf("%q: %v (%v)", text, p, ok)
+		}
+	}
+}
