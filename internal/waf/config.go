@@ -44,14 +44,14 @@ type Config struct {
 	// Engine is EngineShopMind (default) or EngineStock (SHOPMIND_WAF_ENGINE).
 	Engine Engine
 	// InspectBudget bounds the time the rules may spend on one request
-	// (SHOPMIND_WAF_INSPECT_BUDGET, default 2 s; 0 in a Config built by hand: the default).
+	// (SHOPMIND_WAF_INSPECT_BUDGET, default 10 s; 0 in a Config built by hand: the default).
 	// A request whose inspection runs past it is stopped and refused with 413: send fewer
 	// values per request.
 	InspectBudget time.Duration
 }
 
 // DefaultInspectBudget is InspectBudget's default.
-const DefaultInspectBudget = 2 * time.Second
+const DefaultInspectBudget = 10 * time.Second
 
 // LoadConfig reads the WAF variables through getenv. It returns one message naming the
 // variable for each malformed value (the default is kept for it).
