@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -104,15 +103,7 @@ func (p *peer) leanGoods(w http.ResponseWriter, r *http.Request, c *peerClaims) 
 		p.fail(w, err)
 		return
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (goodsItem, error) {
-		var g goodsItem
-		var created, updated time.Time
-		err := row.Scan(&g.ID, &g.ShopID, &g.ShopName, &g.Platform, &g.PlatformGoodsID, &g.Name, &g.ItemNo, &g.CategoryID,
-			&g.CategoryName, &g.StaffID, &g.StaffName, &g.IsVirtual, &g.Status, &g.Price, &g.Cost, &g.ImageURL,
-			&g.DisplayOrder, &created, &updated)
-		g.Skus, g.CreatedAt, g.UpdatedAt = []string{}, protoTime(created), protoTime(updated)
-		return g, err
-	})
+	items, err := pgx.CollectRows(rows, scanGoodsItem)
 	if err != nil {
 		p.fail(w, err)
 		return

@@ -224,21 +224,25 @@ func (p *peer) goods(w http.ResponseWriter, r *http.Request, c *peerClaims) {
 		p.fail(w, err)
 		return
 	}
-	items, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (goodsItem, error) {
-		var g goodsItem
-		var created, updated time.Time
-		err := row.Scan(&g.ID, &g.ShopID, &g.ShopName, &g.Platform, &g.PlatformGoodsID, &g.Name, &g.ItemNo, &g.CategoryID,
-			&g.CategoryName, &g.StaffID, &g.StaffName, &g.IsVirtual, &g.Status, &g.Price, &g.Cost, &g.ImageURL,
-			&g.DisplayOrder, &created, &updated)
-		g.Skus, g.CreatedAt, g.UpdatedAt = []string{}, protoTime(created), protoTime(updated)
-		return g, err
-	})
+	items, err := pgx.CollectRows(rows, scanGoodsItem)
 	if err != nil {
 		p.fail(w, err)
 		return
 	}
 	writeEnvelope(w, http.StatusOK, 0, "success", map[string]any{"items": items, "total": strconv.FormatInt(total, 10),
 		"total_is_lower_bound": false, "page_num": 1, "page_size": size})
+}
+
+// scanGoodsItem reads one row of the goods page query both peers run (the same columns in
+// the same order).
+func scanGoodsItem(row pgx.CollectableRow) (goodsItem, error) {
+	var g goodsItem
+	var created, updated time.Time
+	err := row.Scan(&g.ID, &g.ShopID, &g.ShopName, &g.Platform, &g.PlatformGoodsID, &g.Name, &g.ItemNo, &g.CategoryID,
+		&g.CategoryName, &g.StaffID, &g.StaffName, &g.IsVirtual, &g.Status, &g.Price, &g.Cost, &g.ImageURL,
+		&g.DisplayOrder, &created, &updated)
+	g.Skus, g.CreatedAt, g.UpdatedAt = []string{}, protoTime(created), protoTime(updated)
+	return g, err
 }
 
 // metricConfig is the stored configuration (protojson's camelCase names) re-emitted with the

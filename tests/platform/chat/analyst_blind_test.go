@@ -66,49 +66,7 @@ func blindCases(g *gold) []evalCase {
 	notPlat := func(p ...string) []where { return []where{{dim: "platform", values: p, exclude: true}} }
 	notRoot := func(c ...string) []where { return []where{{dim: "root", values: c, exclude: true}} }
 
-	val := func(metric string, ws []where, p span) func() []string {
-		return func() []string { return []string{g.value(metric, ws, p.s, p.e)} }
-	}
-	two := func(metric string, ws []where, a, b span) func() []string {
-		return func() []string { return []string{g.value(metric, ws, a.s, a.e), g.value(metric, ws, b.s, b.e)} }
-	}
-	rank := func(metric, dim string, ws []where, p span, asc bool) func() []string {
-		return func() []string {
-			r := g.rows(metric, dim, ws, p.s, p.e)
-			if len(r) == 0 {
-				return []string{"no rows in gold"}
-			}
-			m := r[0]
-			if asc {
-				m = r[len(r)-1]
-			}
-			return []string{m.label, g.fmt(metric, m.value)}
-		}
-	}
-	topN := func(metric, dim string, ws []where, p span, n int) func() []string {
-		return func() []string {
-			r := g.rows(metric, dim, ws, p.s, p.e)
-			var out []string
-			for i := 0; i < n && i < len(r); i++ {
-				out = append(out, r[i].label, g.fmt(metric, r[i].value))
-			}
-			return out
-		}
-	}
-	shares := func(metric, dim string, ws []where, p span) func() []string {
-		return func() []string {
-			r := g.rows(metric, dim, ws, p.s, p.e)
-			total := 0.0
-			for _, m := range r {
-				total += m.value
-			}
-			var out []string
-			for _, m := range r {
-				out = append(out, m.label, fmt.Sprintf("%.1f%%", m.value/total*100))
-			}
-			return out
-		}
-	}
+	val, two, rank, topN, shares := g.val, g.two, g.rank, g.topN, g.shares
 	shareOf := func(metric, dim, label string, p span) func() []string {
 		return func() []string {
 			total, part := 0.0, 0.0

@@ -11,6 +11,60 @@ import (
 
 type span struct{ s, e time.Time }
 
+// val: the metric's value over p (the gold answers of both question sets are built from
+// these; each is computed by SQL when its case runs).
+func (g *gold) val(metric string, ws []where, p span) func() []string {
+	return func() []string { return []string{g.value(metric, ws, p.s, p.e)} }
+}
+
+// two: the metric's values over a and b.
+func (g *gold) two(metric string, ws []where, a, b span) func() []string {
+	return func() []string { return []string{g.value(metric, ws, a.s, a.e), g.value(metric, ws, b.s, b.e)} }
+}
+
+// rank: the first member of a ranking (lowest first with asc), with its value.
+func (g *gold) rank(metric, dim string, ws []where, p span, asc bool) func() []string {
+	return func() []string {
+		r := g.rows(metric, dim, ws, p.s, p.e)
+		if len(r) == 0 {
+			return []string{"no rows in gold"}
+		}
+		m := r[0]
+		if asc {
+			m = r[len(r)-1]
+		}
+		return []string{m.label, g.fmt(metric, m.value)}
+	}
+}
+
+// topN: the first n members of a ranking.
+func (g *gold) topN(metric, dim string, ws []where, p span, n int) func() []string {
+	return func() []string {
+		r := g.rows(metric, dim, ws, p.s, p.e)
+		var out []string
+		for i := 0; i < n && i < len(r); i++ {
+			out = append(out, r[i].label, g.fmt(metric, r[i].value))
+		}
+		return out
+	}
+}
+
+// shares: every member with its share of the total.
+func (g *gold) shares(metric, dim string, ws []where, p span) func() []string {
+	return func() []string {
+		r := g.rows(metric, dim, ws, p.s, p.e)
+		total := 0.0
+		for _, m := range r {
+			total += m.value
+		}
+		var out []string
+		for _, m := range r {
+			out = append(out, m.label, fmt.Sprintf("%.1f%%", m.value/total*100))
+		}
+		return out
+	}
+}
+
 // evalCases are the suite's questions with their gold answers.
 func evalCases(g *gold) []evalCase {
 	today := g.today
@@ -56,52 +110,7 @@ func evalCases(g *gold) []evalCase {
 	notShop := func(names ...string) []where { return []where{{dim: "shop", values: names, exclude: true}} }
 	notPlat := func(p ...string) []where { return []where{{dim: "platform", values: p, exclude: true}} }
 
-	val := func(metric string, ws []where, p span) func() []string {
-		return func() []string { return []string{g.value(metric, ws, p.s, p.e)} }
-	}
-	two := func(metric string, ws []where, a, b span) func() []string {
-		return func() []string { return []string{g.value(metric, ws, a.s, a.e), g.value(metric, ws, b.s, b.e)} }
-	}
-	// the first member of a ranking (lowest first with asc), with its value
-	rank := func(metric, dim string, ws []where, p span, asc bool) func() []string {
-		return func() []string {
-			r := g.rows(metric, dim, ws, p.s, p.e)
-			if len(r) == 0 {
-				return []string{"no rows in gold"}
-			}
-			m := r[0]
-			if asc {
-				m = r[len(r)-1]
-			}
-			return []string{m.label, g.fmt(metric, m.value)}
-		}
-	}
-	// the first n members of a ranking
-	topN := func(metric, dim string, ws []where, p span, n int) func() []string {
-		return func() []string {
-			r := g.rows(metric, dim, ws, p.s, p.e)
-			var out []string
-			for i := 0; i < n && i < len(r); i++ {
-				out = append(out, r[i].label, g.fmt(metric, r[i].value))
-			}
-			return out
-		}
-	}
-	// every member with its share of the total
-	shares := func(metric, dim string, ws []where, p span) func() []string {
-		return func() []string {
-			r := g.rows(metric, dim, ws, p.s, p.e)
-			total := 0.0
-			for _, m := range r {
-				total += m.value
-			}
-			var out []string
-			for _, m := range r {
-				out = append(out, m.label, fmt.Sprintf("%.1f%%", m.value/total*100))
-			}
-			return out
-		}
-	}
+	val, two, rank, topN, shares := g.val, g.two, g.rank, g.topN, g.shares
 	// the member whose metric grew (fell, with down) most between b and a, in percent
 	growth := func(metric, dim string, a, b span, down bool) func() []string {
 		return func() []string {
