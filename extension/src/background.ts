@@ -4,10 +4,11 @@
 // checks run on chrome.alarms.
 import { call } from "./api";
 import {
-  backoffMs, classify, completeBatches, emptyQueue, enqueue, loginExpired, pendingCount, statTime, takeBatches,
+  backoffMs, classify, completeBatches, emptyQueue, enqueue, loginExpired, pendingCount, statTime, takeBatches, UPLOAD_PARALLEL,
 } from "./queue";
+import type { Outcome } from "./queue";
 import type {
-  AuthRecord, CacheQueue, CollectedValue, ConfigRecord, Message, PopupState, QueuedItem, Reply,
+  AuthRecord, CacheQueue, CollectedValue, ConfigRecord, Message, PendingBatch, PopupState, QueuedItem, Reply,
   StorageShape, SyncStatus, AdhocCapture, SyncResponse,
 } from "./types";
 
@@ -364,40 +365,58 @@ async function upload(force: boolean): Promise<void> {
         await patchStatus((x) => { if (x.state === "uploading" || x.state === "retrying") x.state = "idle"; });
         return;
       }
-      for (const p of q.pending) {
-        if (!force && p.next_attempt_at > Date.now()) {
+      // The first batch of a run goes alone; after an accepted one, UPLOAD_PARALLEL batches
+      // are in flight at once (the server stores one while the next travels). A 401, an
+      // update required or a failure stops the run after the batches already sent.
+      let parallel = 1;
+      for (let i = 0; i < q.pending.length;) {
+        const group: PendingBatch[] = [];
+        for (const p of q.pending.slice(i, i + parallel)) {
+          if (!force && p.next_attempt_at > Date.now()) break;
+          force = false;
+          group.push(p);
+        }
+        if (!group.length) {
           await settle();
-          await chrome.alarms.create("retry", { when: p.next_attempt_at });
+          await chrome.alarms.create("retry", { when: q.pending[i].next_attempt_at });
           return;
         }
-        force = false;
+        i += group.length;
         const start: Message = { action: "sync_start" };
         chrome.runtime.sendMessage(start).catch(() => {});
-        const a = await call(s.auth.server, s.auth.access_token, "post", "/api/v1/data/crx/sync", {
+        const answers = await Promise.all(group.map((p) => call(s.auth!.server, s.auth!.access_token, "post", "/api/v1/data/crx/sync", {
           body: { client_batch_id: p.client_batch_id, extension_version: VERSION, items: p.items },
-        });
-        const outcome = classify(a.status);
-        if (outcome === "done") {
-          done.push(p.client_batch_id);
-          const d: Partial<SyncResponse> = a.data ?? {};
-          await patchStatus((x) => {
-            x.state = "uploading";
-            x.pending -= p.items.length;
-            x.last_upload_at = Date.now();
-            x.last_result = { accepted: d.accepted ?? 0, duplicates: d.duplicates ?? 0, rejected: d.rejected ?? 0 };
-            for (const e of d.errors ?? []) {
-              x.rejections.push({ metric_key: e.metric_key ?? p.items[e.index ?? 0]?.metric_key ?? "", code: e.code ?? "", message: e.message ?? "", at: Date.now() });
-            }
-          });
+        })));
+        let stop: { p: PendingBatch; a: (typeof answers)[number]; outcome: Outcome } | null = null;
+        for (const [k, p] of group.entries()) {
+          const a = answers[k];
+          const outcome = classify(a.status);
+          if (outcome === "done") {
+            done.push(p.client_batch_id);
+            const d: Partial<SyncResponse> = a.data ?? {};
+            await patchStatus((x) => {
+              x.state = "uploading";
+              x.pending -= p.items.length;
+              x.last_upload_at = Date.now();
+              x.last_result = { accepted: d.accepted ?? 0, duplicates: d.duplicates ?? 0, rejected: d.rejected ?? 0 };
+              for (const e of d.errors ?? []) {
+                x.rejections.push({ metric_key: e.metric_key ?? p.items[e.index ?? 0]?.metric_key ?? "", code: e.code ?? "", message: e.message ?? "", at: Date.now() });
+              }
+            });
+          } else if (outcome === "drop") {
+            // A refusal a retry cannot change (400, 403, 404, 413): reported, the batch dropped.
+            done.push(p.client_batch_id);
+            await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
+            await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
+          } else if (!stop) {
+            stop = { p, a, outcome };
+          }
+        }
+        if (!stop) {
+          parallel = UPLOAD_PARALLEL;
           continue;
         }
-        if (outcome === "drop") {
-          // A refusal a retry cannot change (400, 403, 404, 413): reported, the batch dropped.
-          done.push(p.client_batch_id);
-          await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
-          await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
-          continue;
-        }
+        const { p, a, outcome } = stop;
         if (outcome === "signin") {
           await settle();
           await patchStatus((x) => { x.state = "needs_login"; addError(x, "signed out by the server: sign in again (the queue is kept)"); });

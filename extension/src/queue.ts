@@ -49,6 +49,12 @@ export function takeBatches(q: CacheQueue, batchSize: number, newId: () => strin
   return { items: q.items.slice(at), pending, bytes: q.bytes - moved };
 }
 
+/**
+ * How many batches are in flight at once once a run's first batch was accepted: sending
+ * strictly one after another left the worker idle while the server stored each batch.
+ */
+export const UPLOAD_PARALLEL = 2;
+
 /** Removes the answered batches from the pending list (unknown ids are ignored). */
 export function completeBatches(q: CacheQueue, batchIds: string[]): CacheQueue {
   if (!batchIds.length) return q;
