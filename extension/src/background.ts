@@ -4,7 +4,7 @@
 // checks run on chrome.alarms.
 import { call } from "./api";
 import {
-  backoffMs, classify, completeBatches, emptyQueue, enqueue, loginExpired, pendingCount, statTime, takeBatches, UPLOAD_PARALLEL,
+  backoffMs, classify, completeBatches, emptyQueue, enqueue, loginExpired, pendingCount, statTime, splitBatch, takeBatches, UPLOAD_PARALLEL,
 } from "./queue";
 import type { Outcome } from "./queue";
 import type {
@@ -223,7 +223,11 @@ async function login(msg: Extract<Message, { action: "login" }>): Promise<Reply>
   if (msg.captcha_id && msg.captcha_code) { body.captcha_id = msg.captcha_id; body.captcha_code = msg.captcha_code; }
   const a = await call(server, null, "post", "/api/v1/auth/login", { body });
   if (!a.data?.access_token) {
-    return { ok: false, error: a.message || `sign-in failed (${a.status})`, captcha_required: /captcha/i.test(a.message) };
+    // The server asks for a captcha after failed sign-ins ("captcha required") and refuses a
+    // wrong, expired or used one; the popup says which in the user's language.
+    const captcha = /captcha/i.test(a.message);
+    return { ok: false, error: a.message || `sign-in failed (${a.status})`, captcha_required: captcha,
+      ...(captcha ? { captcha_problem: /captcha required/i.test(a.message) ? "required" as const : "wrong" as const } : {}) };
   }
   const auth: AuthRecord = {
     server, access_token: a.data.access_token, tenant_code: body.tenant_code, username: a.data.user?.username ?? body.username,
@@ -354,7 +358,7 @@ async function upload(force: boolean): Promise<void> {
       done = [];
       return next;
     });
-    for (;;) {
+    run: for (;;) {
       const s = await read("auth", "config", "sync_status");
       if (!s.auth || !s.config) return settle();
       const st = s.sync_status ?? newStatus();
@@ -417,6 +421,14 @@ async function upload(force: boolean): Promise<void> {
           continue;
         }
         const { p, a, outcome } = stop;
+        if (outcome === "split") {
+          // 413: refused at the edge, nothing stored; sent again as two halves with new ids.
+          await settle((cur) => splitBatch(cur, p.client_batch_id, () => crypto.randomUUID()));
+          const one = p.items.length < 2;
+          await patchStatus((x) => { addError(x, one ? `upload refused (413): ${a.message}; 1 value dropped` : `upload too large for the server (413): ${p.items.length} values sent again as two batches`); });
+          if (one) await reportError(`upload refused (413): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: 1 });
+          continue run;
+        }
         if (outcome === "signin") {
           await settle();
           await patchStatus((x) => { x.state = "needs_login"; addError(x, "signed out by the server: sign in again (the queue is kept)"); });
