@@ -392,6 +392,7 @@ async function upload(force: boolean): Promise<void> {
           body: { client_batch_id: p.client_batch_id, extension_version: VERSION, items: p.items },
         })));
         let stop: { p: PendingBatch; a: (typeof answers)[number]; outcome: Outcome } | null = null;
+        const splits: { p: PendingBatch; message: string }[] = [];
         for (const [k, p] of group.entries()) {
           const a = answers[k];
           const outcome = classify(a.status);
@@ -412,23 +413,27 @@ async function upload(force: boolean): Promise<void> {
             done.push(p.client_batch_id);
             await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
             await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
+          } else if (outcome === "split") {
+            splits.push({ p, message: a.message });
           } else if (!stop) {
             stop = { p, a, outcome };
           }
         }
+        if (splits.length) {
+          // 413: refused at the edge, nothing stored; sent again as two halves with new ids.
+          await settle((cur) => splits.reduce((q2, x) => splitBatch(q2, x.p.client_batch_id, () => crypto.randomUUID()), cur));
+          for (const { p, message } of splits) {
+            const one = p.items.length < 2;
+            await patchStatus((x) => { addError(x, one ? `upload refused (413): ${message}; 1 value dropped` : `upload too large for the server (413): ${p.items.length} values sent again as two batches`); });
+            if (one) await reportError(`upload refused (413): ${message}`, { status: 413, client_batch_id: p.client_batch_id, items: 1 });
+          }
+        }
         if (!stop) {
+          if (splits.length) continue run; // the pending list changed: read it again
           parallel = UPLOAD_PARALLEL;
           continue;
         }
         const { p, a, outcome } = stop;
-        if (outcome === "split") {
-          // 413: refused at the edge, nothing stored; sent again as two halves with new ids.
-          await settle((cur) => splitBatch(cur, p.client_batch_id, () => crypto.randomUUID()));
-          const one = p.items.length < 2;
-          await patchStatus((x) => { addError(x, one ? `upload refused (413): ${a.message}; 1 value dropped` : `upload too large for the server (413): ${p.items.length} values sent again as two batches`); });
-          if (one) await reportError(`upload refused (413): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: 1 });
-          continue run;
-        }
         if (outcome === "signin") {
           await settle();
           await patchStatus((x) => { x.state = "needs_login"; addError(x, "signed out by the server: sign in again (the queue is kept)"); });

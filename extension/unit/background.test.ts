@@ -84,13 +84,14 @@ describe("the service worker", () => {
     f.store.set("auth", auth(1));
     f.store.set("config", cfgRecord);
     await f.startWorker();
-    await f.message({ action: "collect_metric_data", values: values(12) });
+    // 45 values: the first batch alone, then two at a time, both refused at once too
+    await f.message({ action: "collect_metric_data", values: values(45) });
     await f.fireAlarm("upload");
     await vi.waitFor(async () => expect((await f.message({ action: "get_cache_queue" })).queue).toMatchObject({ queued: 0, pending: 0 }));
     const b = syncs(f.sent);
     const stored = b.filter((x) => x.items.length <= 5);
-    expect(stored.map((x) => x.items.length).sort()).toEqual([2, 5, 5]);
-    expect(stored.flatMap((x) => x.items.map((i: any) => i.value)).sort((x: number, y: number) => x - y)).toEqual([...Array(12).keys()]);
+    expect(stored.map((x) => x.items.length)).toEqual(Array(9).fill(5));
+    expect(stored.flatMap((x) => x.items.map((i: any) => i.value)).sort((x: number, y: number) => x - y)).toEqual([...Array(45).keys()]);
     expect(new Set(b.map((x) => x.client_batch_id)).size).toBe(b.length);
     expect(f.sent.some((s) => s.path === "/api/v1/log/error")).toBe(false);
   });
