@@ -4,10 +4,11 @@
 // checks run on chrome.alarms.
 import { call } from "./api";
 import {
-  backoffMs, classify, completeBatches, emptyQueue, enqueue, loginExpired, pendingCount, statTime, takeBatches,
+  backoffMs, classify, completeBatches, emptyQueue, enqueue, loginExpired, pendingCount, statTime, splitBatch, takeBatches, UPLOAD_PARALLEL,
 } from "./queue";
+import type { Outcome } from "./queue";
 import type {
-  AuthRecord, CacheQueue, CollectedValue, ConfigRecord, Message, PopupState, QueuedItem, Reply,
+  AuthRecord, CacheQueue, CollectedValue, ConfigRecord, Message, PendingBatch, PopupState, QueuedItem, Reply,
   StorageShape, SyncStatus, AdhocCapture, SyncResponse,
 } from "./types";
 
@@ -222,7 +223,11 @@ async function login(msg: Extract<Message, { action: "login" }>): Promise<Reply>
   if (msg.captcha_id && msg.captcha_code) { body.captcha_id = msg.captcha_id; body.captcha_code = msg.captcha_code; }
   const a = await call(server, null, "post", "/api/v1/auth/login", { body });
   if (!a.data?.access_token) {
-    return { ok: false, error: a.message || `sign-in failed (${a.status})`, captcha_required: /captcha/i.test(a.message) };
+    // The server asks for a captcha after failed sign-ins ("captcha required") and refuses a
+    // wrong, expired or used one; the popup says which in the user's language.
+    const captcha = /captcha/i.test(a.message);
+    return { ok: false, error: a.message || `sign-in failed (${a.status})`, captcha_required: captcha,
+      ...(captcha ? { captcha_problem: /captcha required/i.test(a.message) ? "required" as const : "wrong" as const } : {}) };
   }
   const auth: AuthRecord = {
     server, access_token: a.data.access_token, tenant_code: body.tenant_code, username: a.data.user?.username ?? body.username,
@@ -353,7 +358,7 @@ async function upload(force: boolean): Promise<void> {
       done = [];
       return next;
     });
-    for (;;) {
+    run: for (;;) {
       const s = await read("auth", "config", "sync_status");
       if (!s.auth || !s.config) return settle();
       const st = s.sync_status ?? newStatus();
@@ -364,40 +369,71 @@ async function upload(force: boolean): Promise<void> {
         await patchStatus((x) => { if (x.state === "uploading" || x.state === "retrying") x.state = "idle"; });
         return;
       }
-      for (const p of q.pending) {
-        if (!force && p.next_attempt_at > Date.now()) {
+      // The first batch of a run goes alone; after an accepted one, UPLOAD_PARALLEL batches
+      // are in flight at once (the server stores one while the next travels). A 401, an
+      // update required or a failure stops the run after the batches already sent.
+      let parallel = 1;
+      for (let i = 0; i < q.pending.length;) {
+        const group: PendingBatch[] = [];
+        for (const p of q.pending.slice(i, i + parallel)) {
+          if (!force && p.next_attempt_at > Date.now()) break;
+          force = false;
+          group.push(p);
+        }
+        if (!group.length) {
           await settle();
-          await chrome.alarms.create("retry", { when: p.next_attempt_at });
+          await chrome.alarms.create("retry", { when: q.pending[i].next_attempt_at });
           return;
         }
-        force = false;
+        i += group.length;
         const start: Message = { action: "sync_start" };
         chrome.runtime.sendMessage(start).catch(() => {});
-        const a = await call(s.auth.server, s.auth.access_token, "post", "/api/v1/data/crx/sync", {
+        const answers = await Promise.all(group.map((p) => call(s.auth!.server, s.auth!.access_token, "post", "/api/v1/data/crx/sync", {
           body: { client_batch_id: p.client_batch_id, extension_version: VERSION, items: p.items },
-        });
-        const outcome = classify(a.status);
-        if (outcome === "done") {
-          done.push(p.client_batch_id);
-          const d: Partial<SyncResponse> = a.data ?? {};
-          await patchStatus((x) => {
-            x.state = "uploading";
-            x.pending -= p.items.length;
-            x.last_upload_at = Date.now();
-            x.last_result = { accepted: d.accepted ?? 0, duplicates: d.duplicates ?? 0, rejected: d.rejected ?? 0 };
-            for (const e of d.errors ?? []) {
-              x.rejections.push({ metric_key: e.metric_key ?? p.items[e.index ?? 0]?.metric_key ?? "", code: e.code ?? "", message: e.message ?? "", at: Date.now() });
-            }
-          });
+        })));
+        let stop: { p: PendingBatch; a: (typeof answers)[number]; outcome: Outcome } | null = null;
+        const splits: { p: PendingBatch; message: string }[] = [];
+        for (const [k, p] of group.entries()) {
+          const a = answers[k];
+          const outcome = classify(a.status);
+          if (outcome === "done") {
+            done.push(p.client_batch_id);
+            const d: Partial<SyncResponse> = a.data ?? {};
+            await patchStatus((x) => {
+              x.state = "uploading";
+              x.pending -= p.items.length;
+              x.last_upload_at = Date.now();
+              x.last_result = { accepted: d.accepted ?? 0, duplicates: d.duplicates ?? 0, rejected: d.rejected ?? 0 };
+              for (const e of d.errors ?? []) {
+                x.rejections.push({ metric_key: e.metric_key ?? p.items[e.index ?? 0]?.metric_key ?? "", code: e.code ?? "", message: e.message ?? "", at: Date.now() });
+              }
+            });
+          } else if (outcome === "drop") {
+            // A refusal a retry cannot change (400, 403, 404, 413): reported, the batch dropped.
+            done.push(p.client_batch_id);
+            await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
+            await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
+          } else if (outcome === "split") {
+            splits.push({ p, message: a.message });
+          } else if (!stop) {
+            stop = { p, a, outcome };
+          }
+        }
+        if (splits.length) {
+          // 413: refused at the edge, nothing stored; sent again as two halves with new ids.
+          await settle((cur) => splits.reduce((q2, x) => splitBatch(q2, x.p.client_batch_id, () => crypto.randomUUID()), cur));
+          for (const { p, message } of splits) {
+            const one = p.items.length < 2;
+            await patchStatus((x) => { addError(x, one ? `upload refused (413): ${message}; 1 value dropped` : `upload too large for the server (413): ${p.items.length} values sent again as two batches`); });
+            if (one) await reportError(`upload refused (413): ${message}`, { status: 413, client_batch_id: p.client_batch_id, items: 1 });
+          }
+        }
+        if (!stop) {
+          if (splits.length) continue run; // the pending list changed: read it again
+          parallel = UPLOAD_PARALLEL;
           continue;
         }
-        if (outcome === "drop") {
-          // A refusal a retry cannot change (400, 403, 404, 413): reported, the batch dropped.
-          done.push(p.client_batch_id);
-          await patchStatus((x) => { x.state = "error"; addError(x, `upload refused (${a.status}): ${a.message}; ${p.items.length} values dropped`); });
-          await reportError(`upload refused (${a.status}): ${a.message}`, { status: a.status, client_batch_id: p.client_batch_id, items: p.items.length });
-          continue;
-        }
+        const { p, a, outcome } = stop;
         if (outcome === "signin") {
           await settle();
           await patchStatus((x) => { x.state = "needs_login"; addError(x, "signed out by the server: sign in again (the queue is kept)"); });

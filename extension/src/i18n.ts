@@ -14,6 +14,8 @@ export const TEXTS = {
     update_available: (v: string) => `Version ${v} is available.`, download: "Download",
     adhoc_ok: (t: string) => `Captured "${t}"`, adhoc_err: (e: string) => `Capture failed: ${e}`,
     pending: (n: number) => ` (${n} being sent)`, lang: "中文",
+    captcha_required: "Too many failed sign-ins: type the characters in the image.",
+    captcha_wrong: "Wrong characters: type the ones in the new image.",
   },
   zh: {
     server: "服务器地址", tenant: "租户代码", username: "用户名", password: "密码", captcha: "验证码",
@@ -28,6 +30,8 @@ export const TEXTS = {
     update_available: (v: string) => `有新版本 ${v}。`, download: "下载",
     adhoc_ok: (t: string) => `已采集“${t}”`, adhoc_err: (e: string) => `采集失败：${e}`,
     pending: (n: number) => `（${n} 条上传中）`, lang: "English",
+    captcha_required: "登录失败次数过多：请输入图片中的字符。",
+    captcha_wrong: "验证码错误：请输入新图片中的字符。",
   },
 };
 export type Lang = keyof typeof TEXTS;

@@ -125,7 +125,8 @@ $("login").addEventListener("submit", async (e) => {
   });
   btn.disabled = false;
   if (r.ok) { $<HTMLInputElement>("password").value = ""; if (r.state) render(r.state); return; }
-  $("login-error").textContent = r.error;
+  $("login-error").textContent = r.captcha_problem === "required" ? T.captcha_required : r.captcha_problem === "wrong" ? T.captcha_wrong : r.error;
+  $("login-error").title = r.error; // the server's own words
   if (r.captcha_required || captchaId) { $<HTMLInputElement>("captcha").value = ""; await showCaptcha(); }
 });
 $("logout").onclick = async () => { const r = await send({ action: "logout" }); if (r.ok && r.state) render(r.state); };

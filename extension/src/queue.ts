@@ -49,6 +49,12 @@ export function takeBatches(q: CacheQueue, batchSize: number, newId: () => strin
   return { items: q.items.slice(at), pending, bytes: q.bytes - moved };
 }
 
+/**
+ * How many batches are in flight at once once a run's first batch was accepted: sending
+ * strictly one after another left the worker idle while the server stored each batch.
+ */
+export const UPLOAD_PARALLEL = 2;
+
 /** Removes the answered batches from the pending list (unknown ids are ignored). */
 export function completeBatches(q: CacheQueue, batchIds: string[]): CacheQueue {
   if (!batchIds.length) return q;
@@ -73,11 +79,29 @@ export function backoffMs(attempt: number, retryAfterMs?: number, rand: () => nu
   return Math.max(jittered, retryAfterMs ?? 0);
 }
 
+/**
+ * Replaces a pending batch by its two halves, each with a new id, in its place. For a 413:
+ * the edge refused the request before any service read it (the body over the size limit, or
+ * its inspection over the WAF's time budget, which a loaded server reaches sooner), so
+ * nothing of it was stored and new ids store nothing twice. A batch of one value is dropped.
+ */
+export function splitBatch(q: CacheQueue, batchId: string, newId: () => string): CacheQueue {
+  const pending: PendingBatch[] = [];
+  for (const p of q.pending) {
+    if (p.client_batch_id !== batchId) { pending.push(p); continue; }
+    if (p.items.length < 2) continue;
+    const half = Math.ceil(p.items.length / 2);
+    for (const items of [p.items.slice(0, half), p.items.slice(half)]) pending.push({ client_batch_id: newId(), items, attempts: 0, next_attempt_at: 0 });
+  }
+  return { ...q, pending };
+}
+
 /** What an answer to a sync request means for its batch. */
-export type Outcome = "done" | "retry" | "signin" | "update" | "drop";
+export type Outcome = "done" | "retry" | "signin" | "update" | "split" | "drop";
 
 export function classify(status: number): Outcome {
   if (status >= 200 && status < 300) return "done";
+  if (status === 413) return "split";
   if (status === 401) return "signin";
   if (status === 422) return "update";
   if (status === 0 || status === 408 || status === 409 || status === 429 || status >= 500) return "retry";

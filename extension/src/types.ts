@@ -130,4 +130,4 @@ export interface PopupState {
 
 export type Reply =
   | { ok: true; state?: PopupState; captcha?: { captcha_id: string; image: string }; queue?: { queued: number; pending: number; bytes: number; oldest: string | null } }
-  | { ok: false; error: string; captcha_required?: boolean };
+  | { ok: false; error: string; captcha_required?: boolean; captcha_problem?: "required" | "wrong" };

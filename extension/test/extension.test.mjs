@@ -28,14 +28,49 @@ async function api(method, path, body) {
   return j.data;
 }
 
+/**
+ * Asks the platform's chat (POST /api/v2/chat/message, the production chat service: the
+ * offline analyst, no model configured) and reads the event stream to its end; returns the
+ * answer's text.
+ */
+async function chat(question) {
+  const res = await fetch(API + "/api/v2/chat/message", {
+    method: "POST", headers: { Authorization: "Bearer " + ADMIN, "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify({ message: question }),
+  });
+  const raw = await res.text();
+  assert.equal(res.status, 200, raw);
+  const data = raw.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim());
+  assert.equal(data.at(-1), "[DONE]", `the stream ends with [DONE]: ${raw.slice(-500)}`);
+  let text = "";
+  for (const d of data.slice(0, -1)) {
+    const ev = JSON.parse(d);
+    if (ev.object === "chat.completion.chunk") text += ev.choices?.[0]?.delta?.content ?? "";
+  }
+  return text;
+}
+
+/** A number as the chat writes an amount: 1,555.50. */
+const money = (v) => v.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
 async function storage() {
   return popup.evaluate(() => chrome.storage.local.get(null));
 }
 
+/** Values in the queue (queued and in pending batches), counted in the popup's page. */
 async function queued() {
-  const s = await storage();
-  const q = s.cache_queue ?? { items: [], pending: [] };
-  return q.items.length + q.pending.reduce((n, p) => n + p.items.length, 0);
+  return popup.evaluate(async () => {
+    const q = (await chrome.storage.local.get("cache_queue")).cache_queue ?? { items: [], pending: [] };
+    return q.items.length + q.pending.reduce((n, p) => n + p.items.length, 0);
+  });
+}
+
+/** The queue's counts the worker keeps in sync_status: a cheap read while a large queue drains. */
+async function statusQueued() {
+  return popup.evaluate(async () => {
+    const st = (await chrome.storage.local.get("sync_status")).sync_status;
+    return st ? st.queued + st.pending : -1;
+  });
 }
 
 async function openPopup() {
@@ -114,6 +149,41 @@ after(async () => {
   rmSync(profile, { recursive: true, force: true });
 });
 
+test("the popup shows the captcha the server asks for after failed logins; a wrong one is refused", async () => {
+  // A user name of its own: the server counts failed logins per tenant and user name.
+  await popup.fill("#server", proxy.base);
+  await popup.fill("#tenant", env("SHOPMIND_TENANT"));
+  await popup.fill("#username", "captcha.probe");
+  const attempt = async (password) => {
+    await popup.fill("#password", password);
+    await popup.click("#signin");
+    await popup.waitForFunction(() => !document.getElementById("signin").disabled && document.getElementById("login-error").textContent !== "");
+    return popup.textContent("#login-error");
+  };
+  for (let i = 0; i < 3; i++) {
+    assert.match(await attempt(`wrong password ${i}`), /invalid tenant, username or password/);
+    assert.ok(await popup.isHidden("#captcha-row"), "no captcha before the server asks for one");
+  }
+  // The server now asks for a captcha: the popup says so and shows the server's image.
+  assert.match(await attempt("wrong password 3"), /Too many failed sign-ins: type the characters in the image/);
+  assert.match(await popup.getAttribute("#login-error", "title"), /captcha required/);
+  await popup.waitForSelector("#captcha-row", { state: "visible" });
+  await popup.waitForFunction(() => { const i = document.getElementById("captcha-img"); return i.complete && i.naturalWidth > 0 && i.naturalHeight > 0; });
+  const first = await popup.getAttribute("#captcha-img", "src");
+  assert.match(first, /^data:image\/png;base64,/);
+  await popup.screenshot({ path: join(OUT, "popup-captcha.png") });
+  // A wrong answer (letters: the server's codes are digits) is refused with its reason, and a
+  // new captcha replaces the used one; nobody is signed in.
+  await popup.fill("#captcha", "wrong");
+  assert.match(await attempt("wrong password 4"), /Wrong characters: type the ones in the new image/);
+  assert.match(await popup.getAttribute("#login-error", "title"), /wrong captcha code/);
+  await popup.waitForFunction((src) => document.getElementById("captcha-img").src !== src && document.getElementById("captcha-img").naturalWidth > 0, first);
+  assert.equal(await popup.inputValue("#captcha"), "", "the used answer is cleared");
+  assert.ok(await popup.isVisible("#login") && (await popup.isHidden("#main")));
+  assert.equal((await storage()).auth, undefined);
+  await popup.screenshot({ path: join(OUT, "popup-captcha-refused.png") });
+});
+
 test("sign in through the popup; the configuration is read", async () => {
   assert.ok(await popup.isVisible("#login"), "signed out at first");
   await popup.fill("#server", proxy.base);
@@ -168,6 +238,12 @@ test("a DOM metric and an API metric are collected, uploaded and previewed", asy
   const st = await stored();
   assert.equal(st.gmv?.ext_sum, 1234.5, JSON.stringify({ st, batches: proxy.state.batches }));
   assert.equal(st.visitors?.ext_sum, 321, JSON.stringify(st));
+  // The values the extension uploaded, in a chat answer: the offline analyst reads the derived
+  // metric over diy_crx_metrics by its name for this month, where these two are all there is.
+  const total = Object.values(st).reduce((n, x) => n + x.ext_sum, 0);
+  assert.equal(total, 1555.5, JSON.stringify(st));
+  const answer = await chat("ext_sum this month");
+  assert.ok(answer.includes(money(total)), `the chat answer lacks the preview's ${money(total)}:\n${answer}`);
   await popup.waitForFunction(() => /2/.test(document.getElementById("last-upload").textContent));
   await popup.screenshot({ path: join(OUT, "popup-signed-in.png") });
   await popup.click("#lang");
@@ -317,15 +393,26 @@ test("10,000 queued values upload without loss or duplicates", async () => {
   assert.equal(await queued(), 10_000);
   const t0 = Date.now();
   await popup.click("#sync"); // reloads the configuration (new config_version): batches of 500
-  await until("10,000 values uploaded", async () => (await queued()) === 0, 300_000);
+  // Polled through sync_status's counts: reading the whole queue (about 1.5 MB) every 150 ms
+  // took the CPU the worker needs on this 2-core machine.
+  await until("10,000 values uploaded", async () => (await statusQueued()) === 0, 300_000);
   const secs = (Date.now() - t0) / 1000;
+  // The counts reach 0 as the last answer arrives; the worker removes the answered batches
+  // from the queue with its next write.
+  await until("the queue itself empty", async () => (await queued()) === 0, 10_000);
   const b = proxy.state.batches.slice(start);
   const server = b.reduce((n, x) => n + x.ms, 0) / 1000;
-  console.log(`10,000 values uploaded in ${secs.toFixed(1)} s, ${server.toFixed(1)} s of it waiting for the server (${b.length} batches)`);
+  const load = (await import("node:os")).loadavg()[0].toFixed(1);
+  console.log(`10,000 values uploaded in ${secs.toFixed(1)} s, ${server.toFixed(1)} s of server time summed over the batches (${b.length} batches, up to 2 at once), load average ${load}`);
   // Background collection may add a value of its own to a batch; the suite's are 10,000.
-  assert.ok(b.every((x) => x.size <= 500 && x.status === 200), JSON.stringify(b.map((x) => [x.size, x.status])));
-  assert.equal(b.reduce((n, x) => n + x.synthetic, 0), 10_000);
-  assert.equal(new Set(b.map((x) => x.id)).size, b.length);
+  // A loaded server's edge may refuse a batch with 413 (its WAF inspection over the time
+  // budget): the extension sends it again as two halves with new ids (nothing of it stored).
+  assert.ok(b.every((x) => x.size <= 500 && (x.status === 200 || x.status === 413)), JSON.stringify(b.map((x) => [x.size, x.status])));
+  const refused = b.filter((x) => x.status === 413).length;
+  if (refused) console.log(`${refused} batches refused with 413 and sent again as halves`);
+  assert.equal(b.filter((x) => x.status === 200).reduce((n, x) => n + x.synthetic, 0), 10_000);
+  const accepted = b.filter((x) => x.status === 200);
+  assert.equal(new Set(accepted.map((x) => x.id)).size, accepted.length, "each accepted batch sent once");
   assert.equal(await count(), before + 10_000);
 });
 

@@ -58,6 +58,44 @@ describe("the service worker", () => {
     await vi.waitFor(async () => expect((await f.message({ action: "get_cache_queue" })).queue).toMatchObject({ queued: 0, pending: 0 }));
   });
 
+  it("sends a run's first batch alone, then two batches at once, each once", async () => {
+    let inflight = 0;
+    const starts: number[] = [];
+    const f = installFakes((path, body) => path !== "/api/v1/data/crx/sync" ? server(ok)(path, body) : (async () => {
+      starts.push(inflight++);
+      await new Promise((r) => setTimeout(r, 20));
+      inflight--;
+      return ok(body);
+    })());
+    f.store.set("auth", auth(1));
+    f.store.set("config", cfgRecord);
+    await f.startWorker();
+    await f.message({ action: "collect_metric_data", values: values(45) });
+    await f.fireAlarm("upload");
+    await vi.waitFor(async () => expect((await f.message({ action: "get_cache_queue" })).queue).toMatchObject({ queued: 0, pending: 0 }));
+    const b = syncs(f.sent);
+    expect(b.map((x) => x.items.length)).toEqual([10, 10, 10, 10, 5]);
+    expect(new Set(b.map((x) => x.client_batch_id)).size).toBe(5);
+    expect(starts).toEqual([0, 0, 1, 0, 1]);
+  });
+
+  it("sends a batch refused with 413 again as two halves with new ids, each value once", async () => {
+    const f = installFakes(server((body) => (body.items.length > 5 ? { status: 413 } : ok(body))));
+    f.store.set("auth", auth(1));
+    f.store.set("config", cfgRecord);
+    await f.startWorker();
+    // 45 values: the first batch alone, then two at a time, both refused at once too
+    await f.message({ action: "collect_metric_data", values: values(45) });
+    await f.fireAlarm("upload");
+    await vi.waitFor(async () => expect((await f.message({ action: "get_cache_queue" })).queue).toMatchObject({ queued: 0, pending: 0 }));
+    const b = syncs(f.sent);
+    const stored = b.filter((x) => x.items.length <= 5);
+    expect(stored.map((x) => x.items.length)).toEqual(Array(9).fill(5));
+    expect(stored.flatMap((x) => x.items.map((i: any) => i.value)).sort((x: number, y: number) => x - y)).toEqual([...Array(45).keys()]);
+    expect(new Set(b.map((x) => x.client_batch_id)).size).toBe(b.length);
+    expect(f.sent.some((s) => s.path === "/api/v1/log/error")).toBe(false);
+  });
+
   it("retries a failed batch with the same id after a restart, not before Retry-After", async () => {
     let fail = true;
     const f = installFakes(server((body) => (fail ? { status: 503, headers: { "Retry-After": "120" } } : ok(body))));

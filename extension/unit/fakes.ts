@@ -5,7 +5,9 @@ import { vi } from "vitest";
 
 export interface Sent { path: string; body: any }
 
-export function installFakes(answer: (path: string, body: any) => { status: number; data?: unknown; headers?: Record<string, string> }) {
+type Answer = { status: number; data?: unknown; headers?: Record<string, string> };
+
+export function installFakes(answer: (path: string, body: any) => Answer | Promise<Answer>) {
   const store = new Map<string, unknown>();
   const alarms = new Map<string, { name: string; scheduledTime: number; periodInMinutes?: number }>();
   const listeners: Record<string, ((...a: any[]) => any)[]> = {};
@@ -61,7 +63,7 @@ export function installFakes(answer: (path: string, body: any) => { status: numb
     const path = new URL(url).pathname;
     const body = init.body ? JSON.parse(String(init.body)) : undefined;
     sent.push({ path, body });
-    const a = answer(path, body);
+    const a = await answer(path, body);
     return new Response(JSON.stringify(a.status === 200 ? { code: 0, message: "success", data: a.data ?? {} } : { code: a.status, message: "failed", data: null }),
       { status: a.status, headers: { "Content-Type": "application/json", ...(a.headers ?? {}) } });
   });

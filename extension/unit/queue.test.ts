@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  backoffMs, BACKOFF, classify, completeBatches, emptyQueue, enqueue, itemBytes, jsonPath, loginExpired, parseNumber, pendingCount, statTime, takeBatches,
+  backoffMs, BACKOFF, classify, completeBatches, emptyQueue, enqueue, itemBytes, jsonPath, loginExpired, parseNumber, pendingCount, splitBatch, statTime, takeBatches,
 } from "../src/queue";
 import type { QueuedItem } from "../src/types";
 
@@ -35,6 +35,19 @@ describe("queue", () => {
     // Taking again while batches are pending changes nothing: a retry sends the same batches.
     expect(takeBatches(q, 10, () => "other")).toBe(q);
   });
+  it("splits a pending batch into two halves with new ids in its place; a single value is dropped", () => {
+    let n = 0;
+    const id = () => `n${++n}`;
+    const it3 = (v: number) => ({ metric_key: "m", platform: "taobao", value: v, collected_at: "x", stat_time: "x", page_url: "u" }) as any;
+    const q = { items: [], bytes: 0, pending: [
+      { client_batch_id: "a", items: [it3(1)], attempts: 0, next_attempt_at: 0 },
+      { client_batch_id: "b", items: [it3(2), it3(3), it3(4)], attempts: 2, next_attempt_at: 9 },
+      { client_batch_id: "c", items: [it3(5)], attempts: 0, next_attempt_at: 0 }] };
+    const s = splitBatch(q, "b", id);
+    expect(s.pending.map((p) => [p.client_batch_id, p.items.map((i) => i.value), p.attempts])).toEqual([["a", [1], 0], ["n1", [2, 3], 0], ["n2", [4], 0], ["c", [5], 0]]);
+    expect(splitBatch(q, "a", id).pending.map((p) => p.client_batch_id)).toEqual(["b", "c"]);
+  });
+
   it("fixes at most maxBatches batches per write", () => {
     let n = 0;
     const q = takeBatches(enqueue(emptyQueue(), Array.from({ length: 25 }, (_, i) => item(i))).queue, 5, () => `b${n++}`, 2);
@@ -62,7 +75,8 @@ describe("backoff", () => {
   });
   it("retries 408, 409, 429, 5xx and network errors; not other 4xx", () => {
     expect([0, 408, 409, 429, 500, 503].map(classify)).toEqual(["retry", "retry", "retry", "retry", "retry", "retry"]);
-    expect([400, 403, 404, 413].map(classify)).toEqual(["drop", "drop", "drop", "drop"]);
+    expect([400, 403, 404].map(classify)).toEqual(["drop", "drop", "drop"]);
+    expect(classify(413)).toBe("split");
     expect(classify(401)).toBe("signin");
     expect(classify(422)).toBe("update");
     expect(classify(200)).toBe("done");
