@@ -284,7 +284,7 @@ for (const lang of ['en', 'zh']) {
       wf.getByRole('button', { name: L.run }).click(),
     ]);
     const wid = (await started.json()).data.workflow_id;
-    await page.waitForFunction(() => ['completed', 'failed'].includes(document.querySelector('[data-testid=workflow-status]')?.textContent), null, { timeout: 60_000 });
+    await page.waitForFunction(() => ['completed', 'failed'].includes(document.querySelector('[data-testid=workflow-status]')?.dataset.status), null, { timeout: 60_000 });
     await page.waitForTimeout(400); // the progress bar's transition ends
     await shot(page, `${lang}-chat-workflow`);
     const w = (await api(`/api/v1/chat/workflows/${wid}`, undefined, token)).data;

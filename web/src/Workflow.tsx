@@ -3,7 +3,7 @@ import { Alert, Button, Input, Progress, Space, Steps, Tag } from 'antd';
 import Markdown from 'react-markdown';
 import { api, unwrap } from './lib/api';
 import { follow } from './lib/realtime';
-import { useI18n } from './lib/i18n';
+import { stepStatus, useI18n } from './lib/i18n';
 
 /** A workflow step as the events carry it (shopmind.chat.v1.WorkflowStep). */
 interface Step {
@@ -79,7 +79,9 @@ export function Workflow({ conversationId }: { conversationId: string }) {
       {wid && (
         <div style={{ marginTop: 8 }} aria-label={t('workflowProgress')}>
           <Space>
-            <Tag data-testid="workflow-status">{status}</Tag>
+            <Tag data-testid="workflow-status" data-status={status}>
+              {stepStatus(t, status)}
+            </Tag>
             {conn === 'reconnecting' && <Tag color="orange">{t('reconnecting')}</Tag>}
           </Space>
           <Progress percent={progress} size="small" aria-label={t('workflowProgress')} />

@@ -36,6 +36,7 @@ const en = {
   stepRunning: 'running',
   stepPending: 'pending',
   stepError: 'failed',
+  stepCancelled: 'cancelled',
   plan: 'Plan',
   retry: 'Retry',
   cutOff: 'The answer was cut off before it ended.',
@@ -134,6 +135,7 @@ const zh: Record<Key, string> = {
   stepRunning: '进行中',
   stepPending: '待开始',
   stepError: '失败',
+  stepCancelled: '已取消',
   plan: '任务计划',
   retry: '重试',
   cutOff: '回答在结束前被中断。',
@@ -230,3 +232,9 @@ export function I18nProvider({ children }: { children: ReactNode }) {
 }
 
 export const useI18n = () => useContext(Ctx);
+
+/** stepStatus words a step's or a workflow's status (the stream's done/running/... words) in the user's language; an unknown one as sent. */
+export function stepStatus(t: (k: Key) => string, s: string): string {
+  const k = ({ done: 'stepDone', completed: 'stepDone', running: 'stepRunning', in_progress: 'stepRunning', pending: 'stepPending', todo: 'stepPending', error: 'stepError', failed: 'stepError', cancelled: 'stepCancelled' } as const)[s];
+  return k ? t(k) : s;
+}

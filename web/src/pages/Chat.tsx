@@ -6,7 +6,7 @@ import Markdown from 'react-markdown';
 import { useNavigate, useParams } from 'react-router-dom';
 import { api, authHeaders, unwrap, ApiError, type Schemas } from '../lib/api';
 import { emptyReply, firstTokenCommitted, hasText, readStream, reduce, type Action, type Render, type Reply } from '../lib/stream';
-import { useI18n } from '../lib/i18n';
+import { stepStatus, useI18n } from '../lib/i18n';
 import { ChartView } from '../Chart';
 import { Workflow } from '../Workflow';
 
@@ -21,12 +21,6 @@ function replyFromHistory(m: Schemas['shopmind.chat.v1.Message']): Reply {
   r = reduce(r, { type: 'event', event: { object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: m.content ?? '' } }] } });
   for (const v of j.visualizations ?? []) r = reduce(r, { type: 'event', event: { type: 'visualization', ...v } as never });
   return { ...r, finished: true };
-}
-
-/** stepStatus words a step's status (the stream's done/running/... words) in the user's language; an unknown one as sent. */
-function stepStatus(t: ReturnType<typeof useI18n>['t'], s: string): string {
-  const k = ({ done: 'stepDone', completed: 'stepDone', running: 'stepRunning', in_progress: 'stepRunning', pending: 'stepPending', todo: 'stepPending', error: 'stepError', failed: 'stepError' } as const)[s];
-  return k ? t(k) : s;
 }
 
 function ThinkingBlock({ render, answering }: { render: Render; answering: boolean }) {
