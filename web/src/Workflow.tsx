@@ -3,12 +3,16 @@ import { Alert, Button, Input, Progress, Space, Steps, Tag } from 'antd';
 import Markdown from 'react-markdown';
 import { api, unwrap } from './lib/api';
 import { follow } from './lib/realtime';
-import { useI18n } from './lib/i18n';
+import { stepStatus, useI18n } from './lib/i18n';
 
+/** A workflow step as the events carry it (shopmind.chat.v1.WorkflowStep). */
 interface Step {
-  name?: string;
-  title?: string;
+  id?: string;
+  agent?: string;
+  description?: string;
   status?: string;
+  summary?: string;
+  error?: string;
 }
 interface WorkflowEvent {
   type: string;
@@ -38,7 +42,8 @@ export function Workflow({ conversationId }: { conversationId: string }) {
         const e = d as WorkflowEvent;
         setStatus(e.status);
         if (typeof e.progress === 'number') setProgress(e.progress);
-        if (e.step) setSteps((s) => ({ ...s, [e.step!.name || e.step!.title || String(Object.keys(s).length)]: e.step! }));
+        // a step event carries the whole step: it replaces the step of the same id in place
+        if (e.step) setSteps((s) => ({ ...s, [e.step!.id || e.step!.description || String(Object.keys(s).length)]: e.step! }));
         if (e.type === 'text' && e.delta) setText((x) => x + e.delta);
         if (e.type === 'error' && e.error) setError(e.error);
       },
@@ -74,11 +79,22 @@ export function Workflow({ conversationId }: { conversationId: string }) {
       {wid && (
         <div style={{ marginTop: 8 }} aria-label={t('workflowProgress')}>
           <Space>
-            <Tag>{status}</Tag>
+            <Tag data-testid="workflow-status" data-status={status}>
+              {stepStatus(t, status)}
+            </Tag>
             {conn === 'reconnecting' && <Tag color="orange">{t('reconnecting')}</Tag>}
           </Space>
-          <Progress percent={progress} size="small" />
-          <Steps size="small" items={Object.values(steps).map((s) => ({ title: s.title || s.name, status: s.status === 'completed' ? 'finish' : s.status === 'running' ? 'process' : s.status === 'failed' ? 'error' : 'wait' }))} />
+          <Progress percent={progress} size="small" aria-label={t('workflowProgress')} />
+          <Steps
+            size="small"
+            direction="vertical"
+            data-testid="workflow-steps"
+            items={Object.values(steps).map((s) => ({
+              title: s.description || s.id,
+              description: s.error || s.summary || s.agent,
+              status: s.status === 'completed' ? 'finish' : s.status === 'running' ? 'process' : s.status === 'failed' || s.status === 'cancelled' ? 'error' : 'wait',
+            }))}
+          />
           {text && <Markdown>{text}</Markdown>}
         </div>
       )}

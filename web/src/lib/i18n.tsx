@@ -32,6 +32,11 @@ const en = {
   askPlaceholder: 'Ask about your shops: sales, orders, goods…',
   thinking: 'Thinking',
   thoughtDone: 'Thought process',
+  stepDone: 'done',
+  stepRunning: 'running',
+  stepPending: 'pending',
+  stepError: 'failed',
+  stepCancelled: 'cancelled',
   plan: 'Plan',
   retry: 'Retry',
   cutOff: 'The answer was cut off before it ended.',
@@ -126,6 +131,11 @@ const zh: Record<Key, string> = {
   askPlaceholder: '问问你的店铺：销售额、订单、商品……',
   thinking: '思考中',
   thoughtDone: '思考过程',
+  stepDone: '已完成',
+  stepRunning: '进行中',
+  stepPending: '待开始',
+  stepError: '失败',
+  stepCancelled: '已取消',
   plan: '任务计划',
   retry: '重试',
   cutOff: '回答在结束前被中断。',
@@ -222,3 +232,9 @@ export function I18nProvider({ children }: { children: ReactNode }) {
 }
 
 export const useI18n = () => useContext(Ctx);
+
+/** stepStatus words a step's or a workflow's status (the stream's done/running/... words) in the user's language; an unknown one as sent. */
+export function stepStatus(t: (k: Key) => string, s: string): string {
+  const k = ({ done: 'stepDone', completed: 'stepDone', running: 'stepRunning', in_progress: 'stepRunning', pending: 'stepPending', todo: 'stepPending', error: 'stepError', failed: 'stepError', cancelled: 'stepCancelled' } as const)[s];
+  return k ? t(k) : s;
+}

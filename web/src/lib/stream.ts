@@ -161,18 +161,36 @@ export function toAction(data: string): Action | null {
   }
 }
 
+/** hasText tells whether an action carries answer text (a non-empty delta). */
+export const hasText = (a: Action) => a.type === 'event' && !!a.event.choices?.[0]?.delta?.content;
+
+/**
+ * The User Timing marks of a live reply's first token: its bytes returned by the body's reader
+ * (here), then in the DOM (Chat's Answer; its paint is reported by Element Timing). The browser
+ * tests read them.
+ */
+export const firstTokenReceived = 'shopmind:first-token-received';
+export const firstTokenCommitted = 'shopmind:first-token-committed';
+
 /** readStream feeds a fetch body through the parser into dispatch; it ends with 'closed'. */
 export async function readStream(body: ReadableStream<Uint8Array>, dispatch: (a: Action) => void, signal?: AbortSignal) {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const parser = new SSEParser();
+  let marked = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
+      const at = performance.now();
       if (done) break;
       for (const d of parser.push(decoder.decode(value, { stream: true }))) {
         const a = toAction(d);
-        if (a) dispatch(a);
+        if (!a) continue;
+        if (!marked && hasText(a)) {
+          marked = true;
+          performance.mark(firstTokenReceived, { startTime: at });
+        }
+        dispatch(a);
       }
     }
     dispatch({ type: 'closed' });

@@ -1,12 +1,12 @@
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from 'react';
+import { startTransition, useCallback, useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'react';
 import { Alert, Button, Card, Collapse, Empty, Input, Modal, Space, Steps, Tag, Typography } from 'antd';
 import { Conversations, Prompts, Sender } from '@ant-design/x';
 import { DeleteOutlined, EditOutlined, PlusOutlined } from '@ant-design/icons';
 import Markdown from 'react-markdown';
 import { useNavigate, useParams } from 'react-router-dom';
 import { api, authHeaders, unwrap, ApiError, type Schemas } from '../lib/api';
-import { emptyReply, readStream, reduce, type Action, type Render, type Reply } from '../lib/stream';
-import { useI18n } from '../lib/i18n';
+import { emptyReply, firstTokenCommitted, hasText, readStream, reduce, type Action, type Render, type Reply } from '../lib/stream';
+import { stepStatus, useI18n } from '../lib/i18n';
 import { ChartView } from '../Chart';
 import { Workflow } from '../Workflow';
 
@@ -48,7 +48,7 @@ function ThinkingBlock({ render, answering }: { render: Render; answering: boole
             <ul style={{ margin: 0, paddingLeft: 18 }}>
               {(p.steps ?? []).map((s, i) => (
                 <li key={i}>
-                  <Tag color={s.status === 'done' ? 'green' : s.status === 'error' ? 'red' : 'blue'}>{s.status}</Tag>
+                  <Tag color={s.status === 'done' ? 'green' : s.status === 'error' ? 'red' : 'blue'}>{stepStatus(t, s.status)}</Tag>
                   {s.title}
                   {s.detail && <Typography.Text type="secondary"> · {s.detail}</Typography.Text>}
                 </li>
@@ -68,22 +68,37 @@ function PlanCard({ render }: { render: Render }) {
   const status = (s: string) => (s === 'done' || s === 'completed' ? 'finish' : s === 'running' ? 'process' : s === 'error' || s === 'failed' ? 'error' : 'wait') as 'finish' | 'process' | 'error' | 'wait';
   return (
     <Card size="small" title={p.title || t('plan')} data-testid="plan-card">
-      <Steps size="small" direction="vertical" items={tasks.map((x) => ({ title: x.title, status: status(x.status), description: x.status }))} />
+      <Steps size="small" direction="vertical" items={tasks.map((x) => ({ title: x.title, status: status(x.status), description: stepStatus(t, x.status) }))} />
     </Card>
   );
 }
 
-function ReplyView({ reply, onRetry }: { reply: Reply; onRetry?: () => void }) {
+// The live answer's paragraphs carry an Element Timing identifier: the browser reports when
+// their text is first painted (PerformanceObserver, type "element"), which the browser tests
+// compare with the firstTokenReceived mark.
+const timed = { p: ({ node: _n, ...props }: React.ComponentProps<'p'> & { node?: unknown }) => <p {...props} {...{ elementtiming: 'shopmind-answer' }} /> };
+
+/** Answer draws the answer's Markdown; on a live reply it marks firstTokenCommitted the first time it holds text. */
+function Answer({ text, live }: { text: string; live: boolean }) {
+  const marked = useRef(false);
+  useLayoutEffect(() => {
+    if (!live || marked.current || !text) return;
+    marked.current = true;
+    performance.mark(firstTokenCommitted);
+  }, [text, live]);
+  return (
+    <div className="md" data-testid="answer">
+      <Markdown components={live ? timed : undefined}>{text}</Markdown>
+    </div>
+  );
+}
+
+function ReplyView({ reply, onRetry, live = false }: { reply: Reply; onRetry?: () => void; live?: boolean }) {
   const { t } = useI18n();
   return (
     <div data-testid="reply" style={{ display: 'grid', gap: 8 }}>
       {reply.parts.map((part, i) => {
-        if (part.kind === 'text')
-          return (
-            <div key="text" className="md" data-testid="answer">
-              <Markdown>{reply.text}</Markdown>
-            </div>
-          );
+        if (part.kind === 'text') return <Answer key="text" text={reply.text} live={live} />;
         if (part.kind === 'visualization') return <ChartView key={part.id} data={reply.visualizations[part.id]} />;
         const r = reply.renders[part.id];
         if (r.component === 'ThinkingProcess') return <ThinkingBlock key={part.id} render={r} answering={reply.answering} />;
@@ -213,7 +228,10 @@ export default function Chat() {
         throw new ApiError(res.status, env?.message || res.statusText, res.status);
       }
       const conv = res.headers.get('X-Conversation-Id');
-      await readStream(res.body, dispatch, ctrl.signal);
+      // The answer's text is drawn first: the other events (thinking, plan, charts, the end)
+      // are transitions, which React renders after the urgent text and which never hold it
+      // back, though they often arrive in the same read as the first text.
+      await readStream(res.body, (a) => (hasText(a) ? dispatch(a) : startTransition(() => dispatch(a))), ctrl.signal);
       if (conv && conv !== id) {
         adopt.current = true;
         void loadSessions();
@@ -224,8 +242,6 @@ export default function Chat() {
       else dispatch({ type: 'failed', message: (e as Error).message });
     }
   };
-
-  const stop = () => abort.current?.abort();
 
   const remove = (s: SessionRow) =>
     modal.confirm({
@@ -250,74 +266,95 @@ export default function Chat() {
 
   const shown = useMemo(() => sessions.filter((s) => !search || (s.title ?? '').toLowerCase().includes(search.toLowerCase())), [sessions, search]);
 
+  // What a delta of the live reply does not change is not rendered again for it: the
+  // conversation list, the history, the workflow panel and the composer are memoized elements,
+  // so a delta re-renders the live reply only (the first token is drawn sooner).
+  const sendRef = useRef(send);
+  sendRef.current = send;
+  const sidebar = useMemo(
+    () => (
+        <aside aria-label={t('conversation')} style={{ display: 'flex', flexDirection: 'column', gap: 8, minHeight: 0 }}>
+          <Button icon={<PlusOutlined />} onClick={() => nav('/chat')} block>
+            {t('newChat')}
+          </Button>
+          <Input.Search aria-label={t('searchConversations')} placeholder={t('searchConversations')} allowClear value={search} onChange={(e) => setSearch(e.target.value)} />
+          <div style={{ overflow: 'auto', flex: 1 }} data-testid="conversations">
+            {shown.length === 0 ? (
+              <Empty description={t('noConversations')} image={Empty.PRESENTED_IMAGE_SIMPLE} />
+            ) : (
+              <Conversations
+                activeKey={id}
+                onActiveChange={(k) => nav(`/chat/${k}`)}
+                items={shown.map((s) => ({ key: s.conversation_id, label: s.title || s.conversation_id.slice(0, 8) }))}
+                menu={(c) => ({
+                  items: [
+                    { key: 'rename', label: t('rename'), icon: <EditOutlined /> },
+                    { key: 'delete', label: t('delete'), icon: <DeleteOutlined />, danger: true },
+                  ],
+                  onClick: ({ key, domEvent }) => {
+                    domEvent.stopPropagation();
+                    const s = sessions.find((x) => x.conversation_id === c.key);
+                    if (!s) return;
+                    if (key === 'rename') {
+                      setRenaming(s);
+                      setTitle(s.title ?? '');
+                    } else remove(s);
+                  },
+                })}
+              />
+            )}
+          </div>
+        </aside>
+    ),
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [shown, sessions, id, search, t],
+  );
+  const historyView = useMemo(
+    () => history.map((turn, i) => (turn.role === 'user' ? <UserBubble key={i} text={turn.text} /> : <ReplyView key={i} reply={turn.reply} />)),
+    [history],
+  );
+  const workflowPanel = useMemo(
+    () => id && <Collapse size="small" style={{ marginBottom: 8 }} items={[{ key: 'wf', label: t('workflow'), children: <Workflow conversationId={id} /> }]} />,
+    [id, t],
+  );
+  const composer = useMemo(
+    () => (
+      <div data-testid="composer">
+        <Sender
+          aria-label={t('messageInput')}
+          value={input}
+          onChange={setInput}
+          onSubmit={(v) => void sendRef.current(v)}
+          loading={busy}
+          onCancel={() => abort.current?.abort()}
+          placeholder={t('askPlaceholder')}
+          disabled={busy}
+        />
+      </div>
+    ),
+    [input, busy, t],
+  );
+
   return (
     <div style={{ display: 'grid', gridTemplateColumns: '260px 1fr', gap: 16, height: 'calc(100vh - 104px)' }}>
-      <aside aria-label={t('conversation')} style={{ display: 'flex', flexDirection: 'column', gap: 8, minHeight: 0 }}>
-        <Button icon={<PlusOutlined />} onClick={() => nav('/chat')} block>
-          {t('newChat')}
-        </Button>
-        <Input.Search aria-label={t('searchConversations')} placeholder={t('searchConversations')} allowClear value={search} onChange={(e) => setSearch(e.target.value)} />
-        <div style={{ overflow: 'auto', flex: 1 }} data-testid="conversations">
-          {shown.length === 0 ? (
-            <Empty description={t('noConversations')} image={Empty.PRESENTED_IMAGE_SIMPLE} />
-          ) : (
-            <Conversations
-              activeKey={id}
-              onActiveChange={(k) => nav(`/chat/${k}`)}
-              items={shown.map((s) => ({ key: s.conversation_id, label: s.title || s.conversation_id.slice(0, 8) }))}
-              menu={(c) => ({
-                items: [
-                  { key: 'rename', label: t('rename'), icon: <EditOutlined /> },
-                  { key: 'delete', label: t('delete'), icon: <DeleteOutlined />, danger: true },
-                ],
-                onClick: ({ key, domEvent }) => {
-                  domEvent.stopPropagation();
-                  const s = sessions.find((x) => x.conversation_id === c.key);
-                  if (!s) return;
-                  if (key === 'rename') {
-                    setRenaming(s);
-                    setTitle(s.title ?? '');
-                  } else remove(s);
-                },
-              })}
-            />
-          )}
-        </div>
-      </aside>
+      {sidebar}
       <section aria-label={t('chat')} style={{ display: 'flex', flexDirection: 'column', minHeight: 0 }}>
         {pageError && <Alert type="error" showIcon message={pageError} closable onClose={() => setPageError('')} />}
         <div style={{ flex: 1, overflow: 'auto', display: 'grid', gap: 12, alignContent: 'start', padding: '4px 4px 12px' }} data-testid="messages">
           {history.length === 0 && !current && starters.length > 0 && (
             <Prompts title={t('starters')} items={starters.map((s) => ({ key: s, description: s }))} onItemClick={(info) => void send(String(info.data.description))} wrap />
           )}
-          {history.map((turn, i) =>
-            turn.role === 'user' ? (
-              <UserBubble key={i} text={turn.text} />
-            ) : (
-              <ReplyView key={i} reply={turn.reply} />
-            ),
-          )}
+          {historyView}
           {current && (
             <>
               <UserBubble text={current.question} />
-              <ReplyView reply={current.reply} onRetry={current.reply.finished ? () => void send(current.question) : undefined} />
+              <ReplyView live reply={current.reply} onRetry={current.reply.finished ? () => void send(current.question) : undefined} />
             </>
           )}
           <div ref={bottom} />
         </div>
-        {id && <Collapse size="small" style={{ marginBottom: 8 }} items={[{ key: 'wf', label: t('workflow'), children: <Workflow conversationId={id} /> }]} />}
-        <div data-testid="composer">
-        <Sender
-          aria-label={t('messageInput')}
-          value={input}
-          onChange={setInput}
-          onSubmit={(v) => void send(v)}
-          loading={busy}
-          onCancel={stop}
-          placeholder={t('askPlaceholder')}
-          disabled={busy}
-        />
-        </div>
+        {workflowPanel}
+        {composer}
       </section>
       {modalHolder}
       <Modal open={!!renaming} title={t('rename')} onOk={() => void saveTitle()} onCancel={() => setRenaming(null)} okText={t('save')} cancelText={t('cancel')}>
