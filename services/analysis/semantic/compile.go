@@ -307,9 +307,13 @@ func (c *compiler) resolveDimensions() error {
 			nd := d.named
 			if nd.LabelColumn != "" && nd.LabelColumn != nd.Column {
 				lt := c.cat.Table(nd.LabelTable)
-				if lt != nil && lt.Key == nd.Column && lt.Column(nd.Column) != nil && lt.Column(nd.LabelColumn) != nil &&
+				lk := nd.Column
+				if nd.LabelKey != "" {
+					lk = nd.LabelKey
+				}
+				if lt != nil && lt.Key == lk && lt.Column(lk) != nil && lt.Column(nd.LabelColumn) != nil &&
 					safeIdent(lt.Name) && safeIdent(nd.LabelColumn) {
-					d.label = &label{table: lt, key: lt.Column(nd.Column), col: lt.Column(nd.LabelColumn)}
+					d.label = &label{table: lt, key: lt.Column(lk), col: lt.Column(nd.LabelColumn)}
 				}
 			}
 		} else if d.col != nil {
