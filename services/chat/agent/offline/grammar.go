@@ -24,7 +24,7 @@ import (
 // Lexicon is what the grammar knows of a tenant: its metrics and its dimension members.
 type Lexicon struct {
 	Metrics []agent.MetricInfo
-	// Members by dimension (shop, platform, category, goods).
+	// Members by dimension (shop, platform, category, root_category, goods).
 	Members map[string][]plan.Member
 	terms   []memberTerm
 	refs    []termRef // the metric words, longest first
@@ -187,7 +187,7 @@ type cachedMembers struct {
 
 const memberTTL = 5 * time.Minute
 
-// LoadMembers reads the members of shop, platform, category and goods from the tenant's
+// LoadMembers reads the members of shop, platform, category, root_category and goods from the tenant's
 // data: the preview of an order metric (shop, platform) and of an order-line metric
 // (category, goods) by each dimension over the last year.
 func LoadMembers(ctx context.Context, a agent.Analytics, metrics []agent.MetricInfo, now time.Time) (map[string][]plan.Member, error) {
