@@ -80,6 +80,9 @@ type NamedDimension struct {
 	Column      string // the key grouped on
 	LabelTable  string // table holding the label
 	LabelColumn string // human-readable label (shop_name ...)
+	// LabelKey is the column of LabelTable the key refers to, when it is not a column of
+	// the same name (root_category groups on parent_id and labels it by category_id).
+	LabelKey string
 }
 
 // Catalog is the set of tables of the analytical store.
@@ -218,6 +221,10 @@ func Base() *Catalog {
 			{Name: "shop", Table: "basic_shops", Column: "shop_id", LabelTable: "basic_shops", LabelColumn: "shop_name"},
 			{Name: "goods", Table: "basic_goods", Column: "goods_id", LabelTable: "basic_goods", LabelColumn: "goods_name"},
 			{Name: "category", Table: "basic_categories", Column: "category_id", LabelTable: "basic_categories", LabelColumn: "category_name"},
+			// root_category: the top-level category of a goods' category. The store's tree has
+			// two levels (level 1 roots, level 2 leaves holding the goods), so a leaf's
+			// parent_id is its root, labelled by the root's own row.
+			{Name: "root_category", Table: "basic_categories", Column: "parent_id", LabelTable: "basic_categories", LabelColumn: "category_name", LabelKey: "category_id"},
 			{Name: "staff", Table: "basic_goods", Column: "staff_id", LabelTable: "basic_goods", LabelColumn: "staff_id"},
 			{Name: "platform", Table: "basic_orders", Column: "platform", LabelTable: "basic_orders", LabelColumn: "platform"},
 			{Name: "status", Table: "basic_orders", Column: "status", LabelTable: "basic_orders", LabelColumn: "status"},

@@ -95,6 +95,7 @@ type label struct {
 	table *catalog.Table
 	key   *catalog.Column
 	col   *catalog.Column
+	name  string // the output column: the label column's name, or <dimension>_name for a LabelKey dimension
 }
 
 // place is where a fact group reads a column: a node of its reach tree and the column.
@@ -307,9 +308,16 @@ func (c *compiler) resolveDimensions() error {
 			nd := d.named
 			if nd.LabelColumn != "" && nd.LabelColumn != nd.Column {
 				lt := c.cat.Table(nd.LabelTable)
-				if lt != nil && lt.Key == nd.Column && lt.Column(nd.Column) != nil && lt.Column(nd.LabelColumn) != nil &&
+				lk := nd.Column
+				if nd.LabelKey != "" {
+					lk = nd.LabelKey
+				}
+				if lt != nil && lt.Key == lk && lt.Column(lk) != nil && lt.Column(nd.LabelColumn) != nil &&
 					safeIdent(lt.Name) && safeIdent(nd.LabelColumn) {
-					d.label = &label{table: lt, key: lt.Column(nd.Column), col: lt.Column(nd.LabelColumn)}
+					d.label = &label{table: lt, key: lt.Column(lk), col: lt.Column(nd.LabelColumn), name: nd.LabelColumn}
+					if nd.LabelKey != "" { // root_category_name, not a second category_name
+						d.label.name = nd.Name + "_name"
+					}
 				}
 			}
 		} else if d.col != nil {

@@ -27,8 +27,9 @@
 //
 // Query.Metrics are computed per time bucket (Granularity day, week = ISO week starting
 // Monday, or month; UTC) and per value of the Dimensions, over [Start, End). A dimension is
-// a named one (shop, goods, category, staff, platform, status: the catalog's key column,
-// with its label column — shop_name, goods_name, category_name — as an extra result column)
+// a named one (shop, goods, category, root_category, staff, platform, status: the catalog's
+// key column, with its label column — shop_name, goods_name, category_name,
+// root_category_name — as an extra result column)
 // or a catalog dimension column, `table.column` or `column` (the nearest table having it,
 // per metric). A metric is split by a dimension through the catalog's joins, followed in the
 // many-to-one direction only, so the joins never multiply the fact rows; a dimension a

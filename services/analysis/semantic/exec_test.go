@@ -83,6 +83,24 @@ func execCases() []execCase {
 				GROUP BY 1, 2, 3 ORDER BY 1, 4 DESC, 2`,
 		},
 		{
+			// root_category groups on the leaf's parent_id and labels it with the root's
+			// own row. Goods placed on a root itself have parent 0 and no label (NULL on
+			// PostgreSQL, '' on ClickHouse), so the case filters on the parent to compare both.
+			name: "top-level category",
+			q: func() *Query {
+				return with(query([]string{"sales"}, []string{"root_category"}, ""), func(q *Query) {
+					q.Filters = []Condition{{Field: "root_category", Operator: "gt", Value: 0.0}}
+				})
+			},
+			want: `SELECT c.parent_id, r.category_name, sum(i.amount)
+				FROM basic_order_items i
+				JOIN basic_goods g ON g.i_tenant_id = i.i_tenant_id AND g.goods_id = i.goods_id
+				JOIN basic_categories c ON c.i_tenant_id = i.i_tenant_id AND c.category_id = g.category_id
+				LEFT JOIN basic_categories r ON r.i_tenant_id = i.i_tenant_id AND r.category_id = c.parent_id
+				WHERE i.i_tenant_id = $1 AND i.ordered_at >= $2 AND i.ordered_at < $3 AND c.parent_id > 0
+				GROUP BY 1, 2 ORDER BY 3 DESC, 1`,
+		},
+		{
 			name: "filters through joins",
 			q: func() *Query {
 				return with(query([]string{"sales", "units"}, []string{"goods"}, ""), func(q *Query) {

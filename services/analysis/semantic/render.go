@@ -430,7 +430,7 @@ func (c *compiler) render() (*Compiled, error) {
 		outs = append(outs, out{outKey, len(keyNames)})
 		keyNames = append(keyNames, iname('D', i))
 		if d.label != nil {
-			cols = append(cols, OutputColumn{Name: d.label.col.Name, Type: d.label.col.Type, Role: catalog.RoleDimension})
+			cols = append(cols, OutputColumn{Name: d.label.name, Type: d.label.col.Type, Role: catalog.RoleDimension})
 			outs = append(outs, out{outLabel, len(labels)})
 			labels = append(labels, i)
 		}

@@ -24,7 +24,7 @@ import (
 // Lexicon is what the grammar knows of a tenant: its metrics and its dimension members.
 type Lexicon struct {
 	Metrics []agent.MetricInfo
-	// Members by dimension (shop, platform, category, goods).
+	// Members by dimension (shop, platform, category, root_category, goods).
 	Members map[string][]plan.Member
 	terms   []memberTerm
 	refs    []termRef // the metric words, longest first
@@ -127,13 +127,38 @@ func NewLexicon(metrics []agent.MetricInfo, members map[string][]plan.Member) *L
 			}
 		}
 	}
+	// A category name that is also part of a shop's name ("家居" of 家居生活旗舰店, "Home" of
+	// Home Living Flagship) names the shop too, at the lowest score: findMembers keeps both,
+	// and ParsePlan asks which is meant unless a word beside it says (家居类, the Home store).
+	for _, cd := range []string{"category", "root_category"} {
+		for _, c := range members[cd] {
+			zh, en := splitName(c.Label)
+			for _, s := range members["shop"] {
+				szh, sen := splitName(s.Label)
+				if zh != "" && len([]rune(zh)) >= 2 && strings.Contains(szh, zh) {
+					add(zh, "shop", s, 0)
+				}
+				if en != "" && containsWords(strings.ToLower(sen), strings.ToLower(en)) {
+					add(en, "shop", s, 0)
+				}
+			}
+		}
+	}
 	sort.SliceStable(lx.terms, func(i, j int) bool {
 		if len(lx.terms[i].term) != len(lx.terms[j].term) {
 			return len(lx.terms[i].term) > len(lx.terms[j].term)
 		}
+		if lx.terms[i].term != lx.terms[j].term { // one term's members stay together (findMembers)
+			return lx.terms[i].term < lx.terms[j].term
+		}
 		return lx.terms[i].score > lx.terms[j].score
 	})
 	return lx
+}
+
+// containsWords reports whether the words of sub stand, in order, among the words of s.
+func containsWords(s, sub string) bool {
+	return strings.Contains(" "+strings.Join(strings.Fields(s), " ")+" ", " "+strings.Join(strings.Fields(sub), " ")+" ")
 }
 
 // splitName splits "潮流服饰旗舰店 Trend Apparel Flagship" into its Chinese and English parts.
@@ -162,7 +187,7 @@ type cachedMembers struct {
 
 const memberTTL = 5 * time.Minute
 
-// LoadMembers reads the members of shop, platform, category and goods from the tenant's
+// LoadMembers reads the members of shop, platform, category, root_category and goods from the tenant's
 // data: the preview of an order metric (shop, platform) and of an order-line metric
 // (category, goods) by each dimension over the last year.
 func LoadMembers(ctx context.Context, a agent.Analytics, metrics []agent.MetricInfo, now time.Time) (map[string][]plan.Member, error) {
@@ -178,7 +203,7 @@ func LoadMembers(ctx context.Context, a agent.Analytics, metrics []agent.MetricI
 	out := map[string][]plan.Member{}
 	today := period.Day(now)
 	start, end := today.AddDate(-1, 0, 0), today.AddDate(0, 0, 1)
-	for _, d := range []struct{ dim, metric string }{{"shop", orderM}, {"platform", orderM}, {"category", lineM}, {"goods", lineM}} {
+	for _, d := range []struct{ dim, metric string }{{"shop", orderM}, {"platform", orderM}, {"category", lineM}, {"root_category", lineM}, {"goods", lineM}} {
 		if d.metric == "" {
 			continue
 		}
@@ -193,7 +218,7 @@ func LoadMembers(ctx context.Context, a agent.Analytics, metrics []agent.MetricI
 		}
 		p := plan.Plan{Metrics: []string{d.metric}, Dimensions: []string{d.dim}}
 		for _, r := range plan.RowsOf(resp, p.Metrics, p.Dimensions) {
-			if r.Key != "" {
+			if r.Key != "" && (d.dim != "root_category" || r.Key != "0") { // 0: goods placed on a root
 				out[d.dim] = append(out[d.dim], plan.Member{Key: r.Key, Label: r.Label})
 			}
 		}
@@ -257,7 +282,7 @@ var (
 	exclRE         = regexp.MustCompile(`(?:除了|除去|除)(.{1,60}?)(?:之外|以外|外)|(?:不含|不包括|不算|排除|剔除|去掉|去除|除去|除了)(.{1,40}?)(?:[，,。？?的]|$)|\b(?:except(?: for)?|excluding|exclude|other than|apart from|but not|not including|without|leaving out|leave out|not counting)\s+(.{1,60}?)(?:[,.?;]|$|\s+(?:in|for|during|by|last|this|over|on|from)\b)`)
 	splitRE        = regexp.MustCompile(`\b(?:by|per|each|every|across|breakdown)\b|各|每|按|分`)
 	allRE          = regexp.MustCompile(`\ball (?:shops|stores|platforms|categories)\b|所有(?:店铺|平台|类目)|全部(?:店铺|平台|类目)|不限`)
-	orderedDimRefs = dimRefs([]string{"shop", "platform", "category", "goods", "staff", "status"})
+	orderedDimRefs = dimRefs([]string{"shop", "platform", "category", "root_category", "goods", "staff", "status"})
 	// "every shop but X", "each platform except Y": all of them but X (an exclusion, not a split)
 	everyButRE = regexp.MustCompile(`\b(?:every|each)\s+(shops?|stores?|platforms?|channels?|categor(?:y|ies))\s+(?:but|except)\b`)
 	// money asked of refunds ("how much money did we refund"): the refund amount
@@ -272,7 +297,14 @@ type memberHit struct {
 	dim        string
 	members    []plan.Member
 	exclude    bool
+	// shops named by the same words as the hit's category members (or the categories
+	// named like its shop members): which one is meant is asked unless a word beside says
+	otherDim string
+	others   []plan.Member
 }
+
+// isCategoryDim is true for the category dimensions.
+func isCategoryDim(d string) bool { return d == "category" || d == "root_category" }
 
 // findMembers finds the members named in t (lowercased, normalized), longest names first,
 // masking them; several members of one dimension under the same words are an ambiguity.
@@ -305,12 +337,51 @@ func (lx *Lexicon) findMembers(t string, masked []bool) []memberHit {
 				seen[g.member.Key] = true
 				h.members = append(h.members, g.member)
 			}
+			// the same words naming a shop and a category
+			for _, g := range group {
+				if g.dim != h.dim && (g.dim == "shop" && isCategoryDim(h.dim) || h.dim == "shop" && isCategoryDim(g.dim)) &&
+					(h.otherDim == "" || h.otherDim == g.dim) && !seen[g.dim+"/"+g.member.Key] {
+					seen[g.dim+"/"+g.member.Key] = true
+					h.otherDim = g.dim
+					h.others = append(h.others, g.member)
+				}
+			}
 			mask(masked, h.start, h.end)
 			hits = append(hits, h)
 		}
 	}
 	sort.Slice(hits, func(a, b int) bool { return hits[a].start < hits[b].start })
 	return hits
+}
+
+var (
+	// a word right after a name that says it is a category ("家居类", "the Virtual category")
+	categoryAfterRE = regexp.MustCompile(`^\s*(?:类|品类|分类|categor(?:y|ies)\b)`)
+	// or a shop ("the Home store", "家居店")
+	shopAfterRE = regexp.MustCompile(`^\s*(?:店|shops?\b|stores?\b)`)
+	// or before it ("category Home", "类目家居")
+	categoryBeforeRE = regexp.MustCompile(`(?:\bcategor(?:y|ies)|类目|品类|分类)\s*$`)
+	shopBeforeRE     = regexp.MustCompile(`(?:\bshops?|\bstores?|店铺)\s*$`)
+)
+
+// shopOrCategory settles a name that is both a shop's and a category's by the word beside
+// it: the hit narrowed to the dimension it names, or false when nothing says which.
+func shopOrCategory(t string, h memberHit) (memberHit, bool) {
+	after, before := t[h.end:], t[:h.start]
+	want := ""
+	switch {
+	case categoryAfterRE.MatchString(after) || categoryBeforeRE.MatchString(before):
+		want = "category"
+	case shopAfterRE.MatchString(after) || shopBeforeRE.MatchString(before):
+		want = "shop"
+	default:
+		return h, false
+	}
+	if (want == "shop") != (h.dim == "shop") {
+		h.dim, h.members = h.otherDim, h.others
+	}
+	h.otherDim, h.others = "", nil
+	return h, true
 }
 
 // ParsePlan reads a question into a plan with the lexicon. history is the conversation
@@ -401,6 +472,21 @@ func parseOne(text string, prev *plan.Plan, now time.Time, lx *Lexicon) Parsed {
 	p.SetPeriod(q.Period)
 	byDim := map[string]int{}
 	for _, h := range hits {
+		if h.otherDim != "" {
+			var ok bool
+			if h, ok = shopOrCategory(t, h); !ok {
+				shops, cats := h.members, h.others
+				if h.dim != "shop" {
+					shops, cats = cats, shops
+				}
+				var choices []string
+				for _, m := range append(append([]plan.Member{}, shops...), cats...) {
+					choices = append(choices, m.Label)
+				}
+				out.Clarify = &Clarify{Question: agent.Tr(q.ZH, "Do you mean the shop or the category?", "您指的是店铺还是类目？"), Choices: choices}
+				return out
+			}
+		}
 		if len(h.members) > 1 {
 			var choices []string
 			for _, m := range h.members {

@@ -265,3 +265,47 @@ func TestParsePlanBlindRules(t *testing.T) {
 		}
 	}
 }
+
+// Top-level categories (root_category) are members and a dimension; a name that is both a
+// shop's and a category's asks which is meant unless a word beside it says.
+func TestParsePlanTopLevelCategories(t *testing.T) {
+	metrics := agent.MetricInfos(agenttest.DemoMetricDefs())
+	garden, toys := plan.Member{Key: "7", Label: "园艺 Garden"}, plan.Member{Key: "9", Label: "玩具 Toys"}
+	gardenShop := plan.Member{Key: "4", Label: "园艺生活馆 Garden Centre Outlet"}
+	lx := NewLexicon(metrics, map[string][]plan.Member{
+		"shop":          {gardenShop, {Key: "1", Label: "潮流服饰旗舰店 Trend Apparel Flagship"}},
+		"category":      {{Key: "71", Label: "花盆 Flower Pot"}},
+		"root_category": {garden, toys},
+	})
+	filter := func(dim, key string, exclude bool) func(p plan.Plan) bool {
+		return func(p plan.Plan) bool {
+			return len(p.Filters) == 1 && p.Filters[0].Dimension == dim && p.Filters[0].Exclude == exclude &&
+				len(p.Filters[0].Members) == 1 && p.Filters[0].Members[0].Key == key
+		}
+	}
+	split := func(p plan.Plan) bool {
+		return strings.Join(p.Dimensions, ",") == "root_category" && len(p.Filters) == 0
+	}
+	for q, check := range map[string]func(p plan.Plan) bool{
+		"Toys sales last month":                             filter("root_category", "9", false),
+		"玩具类上个月的销售额":                                        filter("root_category", "9", false),
+		"Units sold last month excluding the Toys category": filter("root_category", "9", true),
+		"上个月不算玩具类目的销量":                                      filter("root_category", "9", true),
+		"Garden category sales last month":                  filter("root_category", "7", false),
+		"园艺类上个月的销售额":                                        filter("root_category", "7", false),
+		"Orders of the Garden store last week":              filter("shop", "4", false),
+		"Revenue per top-level category in October":         split,
+		"10月各一级类目的销售额":                                      split,
+	} {
+		p := ParsePlan(q, nil, agenttest.Now, lx)
+		if p.Clarify != nil || p.Plan == nil || !check(*p.Plan) {
+			t.Errorf("%s: %+v %+v", q, p.Plan, p.Clarify)
+		}
+	}
+	for _, q := range []string{"Garden sales last month", "上个月园艺卖了多少"} {
+		p := ParsePlan(q, nil, agenttest.Now, lx)
+		if p.Clarify == nil || !slices.Contains(p.Clarify.Choices, gardenShop.Label) || !slices.Contains(p.Clarify.Choices, garden.Label) {
+			t.Errorf("%s: no question naming the shop and the category: %+v %+v", q, p.Plan, p.Clarify)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func New(analytics agent.Analytics, tools *agent.Registry, opts Options) *Analys
 }
 
 var dimensionNames = map[string][2]string{
-	"shop": {"shop", "店铺"}, "goods": {"goods", "商品"}, "category": {"category", "类目"},
+	"shop": {"shop", "店铺"}, "goods": {"goods", "商品"}, "category": {"category", "类目"}, "root_category": {"top-level category", "一级类目"},
 	"staff": {"staff member", "员工"}, "platform": {"platform", "平台"}, "status": {"status", "状态"},
 }
 

@@ -268,6 +268,8 @@ func pluralDim(d string) string {
 		return d
 	case "category":
 		return "categories"
+	case "root_category":
+		return "top-level categories"
 	}
 	return d + "s"
 }

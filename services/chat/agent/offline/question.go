@@ -71,6 +71,8 @@ var dimensionTerms = map[string][]string{
 	"goods": {"goods", "product", "products", "item", "items", "sku", "skus", "商品", "单品", "产品", "货品", "宝贝"},
 	"category": {"category", "categories", "类目", "品类", "分类", "类别",
 		"product category", "product categories", "商品类目", "商品分类", "商品品类", "产品类别"},
+	"root_category": {"top-level category", "top-level categories", "top level category", "top level categories",
+		"root category", "root categories", "main category", "main categories", "一级类目", "一级分类", "一级品类", "顶级类目", "大类"},
 	"staff":    {"staff", "employee", "employees", "salesperson", "salespeople", "员工", "店员", "负责人", "业务员"},
 	"platform": {"platform", "platforms", "channel", "channels", "marketplace", "marketplaces", "平台", "渠道"},
 	"status":   {"status", "statuses", "order status", "状态", "订单状态"},
@@ -215,7 +217,7 @@ var (
 	spaceRun  = regexp.MustCompile(`\s+`)
 	topNRE    = regexp.MustCompile(`\btop\s*-?\s*` + period.NumberRE + `\b|\b` + period.NumberRE + `\s+(?:best|top|largest|biggest|highest|leading)\b|(?:排名前|前)\s*` + period.ChineseNumberRE + `\s*(?:名|个|位|大|款|家|种|类)?`)
 	maxTopN   = 100
-	allDims   = []string{"shop", "goods", "category", "staff", "platform", "status"}
+	allDims   = []string{"shop", "goods", "category", "root_category", "staff", "platform", "status"}
 	autoGrain = "auto"
 )
 
@@ -317,7 +319,7 @@ func parseQuestion(text, t string, ph periodHit, refs []termRef, metrics []agent
 // order-line amount metric (line_amount, "商品销售额"), because one order holds goods of
 // several categories and only its lines carry goods and category.
 func (q *Question) ApplyGrainRule(metrics []agent.MetricInfo) {
-	if q.Dimension != "goods" && q.Dimension != "category" {
+	if q.Dimension != "goods" && q.Dimension != "category" && q.Dimension != "root_category" {
 		return
 	}
 	byName := map[string]agent.MetricInfo{}

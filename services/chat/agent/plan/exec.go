@@ -135,10 +135,10 @@ func (x *Executor) query(ctx context.Context, p Plan, metrics, dims []string, gr
 func (x *Executor) splitMetrics(p Plan, dims []string, sub map[string]string) []string {
 	lineDim := false
 	for _, d := range dims {
-		lineDim = lineDim || d == "goods" || d == "category"
+		lineDim = lineDim || d == "goods" || d == "category" || d == "root_category"
 	}
 	for _, f := range p.Filters {
-		lineDim = lineDim || f.Dimension == "goods" || f.Dimension == "category"
+		lineDim = lineDim || f.Dimension == "goods" || f.Dimension == "category" || f.Dimension == "root_category"
 	}
 	if !lineDim {
 		return p.Metrics

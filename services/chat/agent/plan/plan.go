@@ -40,8 +40,9 @@ const (
 	CompareYearAgo  = "year_ago" // the same period one year earlier
 )
 
-// Dimensions a plan may split or filter by.
-var Dimensions = []string{"shop", "platform", "category", "goods", "staff", "status"}
+// Dimensions a plan may split or filter by (root_category: the top-level category of a
+// goods' category).
+var Dimensions = []string{"shop", "platform", "category", "root_category", "goods", "staff", "status"}
 
 // Member is one member of a dimension: its key as the store holds it (a shop, category,
 // goods or staff id; a platform or status value) and its label.

@@ -17,7 +17,8 @@ import (
 
 var dimLabels = map[string][2]string{
 	"shop": {"shop", "店铺"}, "goods": {"goods", "商品"}, "category": {"category", "类目"},
-	"staff": {"staff member", "员工"}, "platform": {"platform", "平台"}, "status": {"status", "状态"},
+	"root_category": {"top-level category", "一级类目"},
+	"staff":         {"staff member", "员工"}, "platform": {"platform", "平台"}, "status": {"status", "状态"},
 }
 
 // DimName names a dimension in English or Chinese.
