@@ -41,6 +41,7 @@ func TestConsoleMount(t *testing.T) {
 		{"GET", "/api", false, `"code":404`},
 		{"GET", "/tenant/api/v1/nope", false, `"code":404`},
 		{"GET", "/analysis/api/v1/nope", false, `"code":404`},
+		{"GET", "/shop/api/v1/basic/goods", false, `"code":404`}, // a mistyped service prefix is still the API
 		{"GET", "/test/api/v1/nope", false, `"code":404`},
 		{"GET", "/local/anything", false, `"code":404`},
 		{"GET", "/api-partner_a/x", false, `"code":404`},

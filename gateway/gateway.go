@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
@@ -253,16 +252,17 @@ func (g *Gateway) newMux(env string) *runtime.ServeMux {
 }
 
 // IsAPIPath reports whether path belongs to the API rather than the console: /api and
-// /api-<partner> paths, the service-prefixed ones (/tenant/api/...), and every path under
-// an environment prefix (/test/...). The console never answers those, so a mistyped API
-// path gets the API's 404 envelope, never the page.
+// /api-<partner> paths, every /<prefix>/api/... path (the service prefixes such as
+// /tenant/api/..., and mistyped ones such as /shop/api/...), and every path under an
+// environment prefix (/test/...). The console never answers those, so a mistyped API path
+// gets the API's 404 envelope, never the page.
 func (g *Gateway) IsAPIPath(path string) bool {
 	first, rest, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	if first == "api" || strings.HasPrefix(first, "api-") || g.environments[first] != nil {
 		return true
 	}
 	second, _, _ := strings.Cut(rest, "/")
-	return second == "api" && slices.Contains(servicePrefixes, "/"+first)
+	return second == "api"
 }
 
 // ServeHTTP implements http.Handler.
