@@ -252,8 +252,8 @@ func TestStartFailuresExitPromptly(t *testing.T) {
 		select {
 		case err := <-done:
 			return err
-		case <-time.After(time.Second):
-			t.Fatal("the process did not give up within a second")
+		case <-time.After(10 * time.Second): // a hang, not a speed: a start takes over a second on a saturated machine
+			t.Fatal("the process did not give up within 10 seconds")
 			return nil
 		}
 	}
