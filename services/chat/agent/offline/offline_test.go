@@ -278,12 +278,19 @@ func TestOfflineTimeSeriesAndTable(t *testing.T) {
 func TestOfflineMetricFoundBySearch(t *testing.T) {
 	f := agenttest.NewFakeAnalytics()
 	ev := agenttest.Ask(t, newTestAnalyst(f), "GMVs by shop last week")
+	checkOrder(t, ev)
+	planCard(t, ev)
 	sent := sentPreviews(f)
-	if len(sent) == 0 || sent[0].GetMetricNames()[0] != "gmv" || sent[0].GetDimensions()[0] != "shop" ||
-		!sent[0].GetStartTime().AsTime().Equal(d("2026-11-09")) {
+	if len(sent) != 3 || sent[2].GetMetricNames()[0] != "gmv" || len(sent[2].GetDimensions()) != 1 || sent[2].GetDimensions()[0] != "shop" ||
+		!sent[2].GetStartTime().AsTime().Equal(d("2026-11-09")) || !sent[2].GetEndTime().AsTime().Equal(d("2026-11-16")) {
 		t.Fatalf("%v", sent)
 	}
-	if !strings.Contains(ev.Text(), "**GMV**") {
+	th := ev.Renders(agent.ComponentThinking)
+	if !strings.Contains(agenttest.ProtoText(th[len(th)-1]), agent.ToolSearchIndicators) {
+		t.Fatalf("thinking %v", th[len(th)-1])
+	}
+	tot := previewFor(t, f, sent[0]).GetRows()[0].GetValues()[0].GetNumberValue()
+	if !strings.Contains(ev.Text(), "Understood: GMV · by shop · 2026-11-09 – 2026-11-15") || !strings.Contains(ev.Text(), "**"+charts.FormatNumber(tot, 2)+"**") {
 		t.Fatal(ev.Text())
 	}
 }

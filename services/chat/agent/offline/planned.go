@@ -1,7 +1,7 @@
-// The offline analyst's plan path: questions the grammar reads into a query plan beyond a
-// plain total, split or series (filters, exclusions, rankings from the bottom, shares,
-// growth rankings, comparisons, drivers, listings, quarters) and follow-ups are answered by
-// executing the plan; ambiguous ones get one clarifying question.
+// The offline analyst's one path: every metric question the grammar reads into a query plan
+// (a total, split, top N or series as much as filters, exclusions, rankings from the bottom,
+// shares, growth rankings, comparisons, drivers, listings, quarters and follow-ups) is
+// answered by executing the plan; ambiguous ones get one clarifying question.
 
 package offline
 
@@ -15,8 +15,8 @@ import (
 )
 
 // answerPlan reads the question with the tenant's lexicon and the conversation; it ends the
-// answer with a clarifying question, or with the executed plan when the plan asks for more
-// than the classic path answers (or follows up on the previous question).
+// answer with a clarifying question or with the executed plan; without a plan (no metric
+// word) the answer goes on to search_indicators.
 func (r *offlineAnswer) answerPlan() error {
 	members, err := r.a.members.get(r.ctx, r.req.Identity.TenantID, r.a.analytics, r.metrics, r.now)
 	if err != nil {
