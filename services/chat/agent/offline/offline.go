@@ -1,6 +1,6 @@
 // Package offline is the offline analyst: the agent that answers metric questions without
-// a model, deterministically, by reading the question into a query plan (ParsePlan) and
-// executing it over the semantic layer (AGENTS.md, "Offline analyst").
+// a model, deterministically, by parsing the question (ParseQuestion) and running the
+// tools over the semantic layer (AGENTS.md, "Offline analyst").
 package offline
 
 import (
@@ -15,10 +15,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	chatv2 "github.com/shopmind/shopmind/gen/go/shopmind/chat/v2"
 	"github.com/shopmind/shopmind/internal/apperr"
 	"github.com/shopmind/shopmind/internal/authn"
 	"github.com/shopmind/shopmind/services/chat/agent"
-	"github.com/shopmind/shopmind/services/chat/agent/plan"
+	"github.com/shopmind/shopmind/services/chat/agent/charts"
+	"github.com/shopmind/shopmind/services/chat/agent/period"
 )
 
 // Model is the model name of the offline analyst's chunks.
@@ -37,10 +39,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Analyst answers metric questions without a model, deterministically: it reads the
-// question into a query plan (ParsePlan; the search_indicators tool finds a metric the
-// tenant's words do not name), executes the plan (the period, the comparison period and the
-// split or series), and streams a ThinkingProcess, a TaskPlanCard, a narrative with the
+// Analyst answers metric questions without a model, deterministically: it parses
+// the question (ParseQuestion), finds the metric with the tenant's words and the
+// search_indicators tool, runs query_metrics for the period and for the previous period of
+// the same length, and streams a ThinkingProcess, a TaskPlanCard, a narrative with the
 // numbers and a visualization. Questions it cannot map get example questions built from
 // the tenant's metrics and dimensions.
 type Analyst struct {
@@ -84,9 +86,17 @@ func dimName(d string, zh bool) string {
 	return n[0]
 }
 
-// Answer implements Agent: it reads the question, answers it through the query plan (with
-// the metric search_indicators finds when no word names one) or helps, each a step of an
-// offlineAnswer. A step may end the answer early (a failure the user can act
+// defaultTopN is how many rows a split shows when the question asks no top-N.
+func defaultTopN(dim string) int {
+	if dim == "goods" {
+		return 10
+	}
+	return 50
+}
+
+// Answer implements Agent: it reads the question, finds its metrics, sends the plan,
+// queries the period and the one before it, narrates the numbers and draws the chart, each
+// a step of an offlineAnswer. A step may end the answer early (a failure the user can act
 // on, a question without a metric); the steps after it are then not run.
 func (a *Analyst) Answer(ctx context.Context, req *agent.Request, emit agent.Emit) error {
 	r, err := a.begin(ctx, req, emit)
@@ -98,7 +108,13 @@ func (a *Analyst) Answer(ctx context.Context, req *agent.Request, emit agent.Emi
 		r.answerPlan,
 		r.searchIndicators,
 		r.helpWithoutMetric,
-		r.planSearched,
+		r.settleQuestion,
+		r.sendPlan,
+		r.queryPeriod,
+		r.comparePreviousPeriod,
+		r.narrate,
+		r.drawChart,
+		r.finish,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil || r.ended {
@@ -118,11 +134,19 @@ type offlineAnswer struct {
 	now   time.Time
 	e     *agent.Emitter
 	th    *agent.Thinking
+	pl    *agent.Plan
 	zh    bool
 	ended bool // the reply is complete (finished, explained or helped); no step follows
 
 	metrics []agent.MetricInfo
+	byName  map[string]agent.MetricInfo
 	q       Question
+	prev    period.Period // the period before the question's, of the same length
+
+	args     agent.QueryArgs     // the question's query
+	main     *agent.QueryOutcome // its result
+	totals   *agent.QueryOutcome // the period's totals (main itself when the query has no split)
+	previous *agent.QueryOutcome // the previous period's totals; nil when that query failed
 }
 
 // begin opens the thinking process with its first step and checks the caller.
@@ -219,28 +243,149 @@ func (r *offlineAnswer) helpWithoutMetric() error {
 	return r.a.help(r.ctx, r.e, r.req.Message, r.zh, r.metrics)
 }
 
-// planSearched answers a question whose metric only search_indicators found: its words
-// (after the grain rule) become a plan of the same shapes (a total, a split, a highest-first
-// top N, a series), run like every other plan.
-func (r *offlineAnswer) planSearched() error {
+// settleQuestion applies the grain rule and shows the question as understood.
+func (r *offlineAnswer) settleQuestion() error {
 	r.q.ApplyGrainRule(r.metrics)
-	return r.runPlan(questionPlan(r.q))
+	r.byName = map[string]agent.MetricInfo{}
+	for _, m := range r.metrics {
+		r.byName[m.Name] = m
+	}
+	return r.th.Add(agent.Step{Title: agent.Tr(r.zh, "Understood", "已理解"), Detail: r.a.describeQuestion(r.q, r.byName, r.zh), Status: agent.StatusDone})
 }
 
-// questionPlan is the plan of a parsed question: a series by its granularity, a ranking of
-// its top N, a split by its dimension, or the totals, over its period.
-func questionPlan(q Question) plan.Plan {
-	p := plan.Plan{Analysis: plan.Value, Metrics: q.Metrics,
-		Start: q.Period.Start.Format(time.DateOnly), End: q.Period.LastDay().Format(time.DateOnly)}
-	switch {
-	case q.Granularity != "":
-		p.Analysis, p.Grain = plan.Trend, q.Granularity
-	case q.Dimension != "" && q.TopN > 0:
-		p.Analysis, p.Dimensions, p.Order, p.Limit = plan.Ranking, []string{q.Dimension}, "desc", q.TopN
-	case q.Dimension != "":
-		p.Analysis, p.Dimensions = plan.Breakdown, []string{q.Dimension}
+// sendPlan sends the task plan: query, compare, summary, chart.
+func (r *offlineAnswer) sendPlan() error {
+	zh := r.zh
+	r.prev = r.q.Period.Previous()
+	r.pl = agent.NewPlan(r.e, "plan", agent.Tr(zh, "Analysis plan", "分析计划"), []agent.Step{
+		{ID: "query", Title: r.a.queryTitle(r.q, r.byName, zh), Status: agent.TaskTodo, Tool: agent.ToolQueryMetrics},
+		{ID: "compare", Title: agent.Tr(zh, "Compare with ", "对比上一期 ") + r.prev.Range(), Status: agent.TaskTodo, Tool: agent.ToolQueryMetrics},
+		{ID: "summary", Title: agent.Tr(zh, "Summarise the numbers", "总结数据"), Status: agent.TaskTodo},
+		{ID: "chart", Title: agent.Tr(zh, "Draw the chart", "生成图表"), Status: agent.TaskTodo},
+	})
+	return r.pl.Send()
+}
+
+// questionQuery is the question's query_metrics arguments: its metrics over its period,
+// split by its dimension (top N rows when not also by time) or by its granularity.
+func questionQuery(q Question) agent.QueryArgs {
+	args := agent.QueryArgs{Metrics: q.Metrics, Granularity: q.Granularity,
+		StartDate: q.Period.Start.Format(time.DateOnly), EndDate: q.Period.LastDay().Format(time.DateOnly)}
+	if q.Dimension != "" {
+		args.Dimensions = []string{q.Dimension}
+		if q.Granularity == "" {
+			args.TopN = q.TopN
+			if args.TopN == 0 {
+				args.TopN = defaultTopN(q.Dimension)
+			}
+		}
 	}
-	return p
+	return args
+}
+
+// split reports whether the question's query is split by a dimension or by time.
+func (r *offlineAnswer) split() bool {
+	return len(r.args.Dimensions) > 0 || r.args.Granularity != ""
+}
+
+// queryPeriod runs the question's query and, when it is split, the period's totals too.
+func (r *offlineAnswer) queryPeriod() error {
+	r.args = questionQuery(r.q)
+	if err := r.pl.Set("query", agent.TaskInProgress); err != nil {
+		return err
+	}
+	main, err := r.a.query(r.ctx, r.env, r.th, r.args, r.zh)
+	if err != nil {
+		_ = r.pl.Set("query", agent.TaskFailed)
+		return r.fail(err, "The query failed", "查询失败")
+	}
+	r.main, r.totals = main, main
+	if r.split() {
+		totalArgs := agent.QueryArgs{Metrics: r.q.Metrics, StartDate: r.args.StartDate, EndDate: r.args.EndDate}
+		if r.totals, err = r.a.query(r.ctx, r.env, r.th, totalArgs, r.zh); err != nil {
+			_ = r.pl.Set("query", agent.TaskFailed)
+			return r.fail(err, "The query failed", "查询失败")
+		}
+	}
+	return r.pl.Set("query", agent.TaskDone)
+}
+
+// comparePreviousPeriod queries the previous period's totals, for the change; its failure
+// leaves the answer without a comparison.
+func (r *offlineAnswer) comparePreviousPeriod() error {
+	if err := r.pl.Set("compare", agent.TaskInProgress); err != nil {
+		return err
+	}
+	prevArgs := agent.QueryArgs{Metrics: r.q.Metrics, StartDate: r.prev.Start.Format(time.DateOnly), EndDate: r.prev.LastDay().Format(time.DateOnly)}
+	previous, err := r.a.query(r.ctx, r.env, r.th, prevArgs, r.zh)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return r.ctx.Err()
+		}
+		r.a.opts.Logger.Warn("previous period query failed", "error", err)
+		r.previous = nil
+		_ = r.pl.Set("compare", agent.TaskFailed)
+		return nil
+	}
+	r.previous = previous
+	return r.pl.Set("compare", agent.TaskDone)
+}
+
+// narrate streams the narrative with the numbers.
+func (r *offlineAnswer) narrate() error {
+	if err := r.pl.Set("summary", agent.TaskInProgress); err != nil {
+		return err
+	}
+	text := r.a.narrative(r.q, r.byName, r.main, r.totals, r.previous, r.zh)
+	if err := streamText(r.e, text); err != nil {
+		return err
+	}
+	return r.pl.Set("summary", agent.TaskDone)
+}
+
+// drawChart sends the visualization: the split's chart, or a table of the totals.
+func (r *offlineAnswer) drawChart() error {
+	var viz *chatv2.VisualizationEvent
+	title := r.a.chartTitle(r.q, r.byName, r.zh)
+	if r.split() {
+		viz = charts.Build("viz-1", title, r.main.Response, r.byName)
+	} else {
+		viz = totalsTable("viz-1", title, r.q, r.byName, r.totals, r.previous, r.zh)
+	}
+	if err := r.e.Visualization(viz); err != nil {
+		return err
+	}
+	return r.pl.Set("chart", agent.TaskDone)
+}
+
+// finish closes the thinking process and ends the reply.
+func (r *offlineAnswer) finish() error {
+	r.ended = true
+	if err := r.th.Done(agent.StatusDone); err != nil {
+		return err
+	}
+	return r.e.Finish("stop")
+}
+
+// query runs query_metrics through the registry, shown as a thinking step.
+func (a *Analyst) query(ctx context.Context, env *agent.ToolEnv, th *agent.Thinking, args agent.QueryArgs, zh bool) (*agent.QueryOutcome, error) {
+	b, _ := json.Marshal(args)
+	if err := th.Add(agent.Step{Title: agent.Tr(zh, "Running query_metrics", "执行 query_metrics"), Tool: agent.ToolQueryMetrics, Detail: string(b), Status: agent.StatusRunning}); err != nil {
+		return nil, err
+	}
+	_, res, err := a.tools.Run(ctx, env, agent.ToolQueryMetrics, string(b))
+	if err != nil {
+		_ = th.Update(agent.StatusError, agent.ToolErrorMessage(err))
+		return nil, err
+	}
+	out, ok := res.Data.(*agent.QueryOutcome)
+	if !ok || out.Response == nil {
+		return nil, errors.New("query_metrics returned no result")
+	}
+	if err := th.Update(agent.StatusDone, string(b)+" → "+res.Summary); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // userFixable reports failures the user can act on (an answer explains them) rather than

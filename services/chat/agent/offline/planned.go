@@ -1,7 +1,7 @@
-// The offline analyst's one path: every metric question the grammar reads into a query plan
-// (a total, split, top N or series as much as filters, exclusions, rankings from the bottom,
-// shares, growth rankings, comparisons, drivers, listings, quarters and follow-ups) is
-// answered by executing the plan; ambiguous ones get one clarifying question.
+// The offline analyst's plan path: questions the grammar reads into a query plan beyond a
+// plain total, split or series (filters, exclusions, rankings from the bottom, shares,
+// growth rankings, comparisons, drivers, listings, quarters) and follow-ups are answered by
+// executing the plan; ambiguous ones get one clarifying question.
 
 package offline
 
@@ -15,8 +15,8 @@ import (
 )
 
 // answerPlan reads the question with the tenant's lexicon and the conversation; it ends the
-// answer with a clarifying question or with the executed plan; without a plan (no metric
-// word) the answer goes on to search_indicators.
+// answer with a clarifying question, or with the executed plan when the plan asks for more
+// than the classic path answers (or follows up on the previous question).
 func (r *offlineAnswer) answerPlan() error {
 	members, err := r.a.members.get(r.ctx, r.req.Identity.TenantID, r.a.analytics, r.metrics, r.now)
 	if err != nil {
@@ -27,7 +27,7 @@ func (r *offlineAnswer) answerPlan() error {
 	if parsed.Clarify != nil {
 		return r.clarify(parsed.Clarify)
 	}
-	if parsed.Plan == nil {
+	if parsed.Plan == nil || !parsed.Advanced && !parsed.FollowUp {
 		return nil
 	}
 	return r.runPlan(*parsed.Plan)
@@ -48,8 +48,7 @@ func (r *offlineAnswer) clarify(c *Clarify) error {
 	return r.e.Finish("stop")
 }
 
-// runPlan sends the task plan (run the query plan, summarise, chart), executes the plan,
-// narrates it and draws its table or chart.
+// runPlan executes the plan, narrates it and draws its table or chart.
 func (r *offlineAnswer) runPlan(p plan.Plan) error {
 	r.ended = true
 	byName := map[string]agent.MetricInfo{}
@@ -61,17 +60,6 @@ func (r *offlineAnswer) runPlan(p plan.Plan) error {
 	if err := r.th.Add(agent.Step{Title: agent.Tr(r.zh, "Understood", "已理解"), Detail: rd.Understood(p), Status: agent.StatusDone}); err != nil {
 		return err
 	}
-	pl := agent.NewPlan(r.e, "plan", agent.Tr(r.zh, "Analysis plan", "分析计划"), []agent.Step{
-		{ID: "query", Title: agent.Tr(r.zh, "Run the query plan: ", "执行查询计划：") + rd.Understood(p), Status: agent.TaskTodo, Tool: plan.ToolQueryPlan},
-		{ID: "summary", Title: agent.Tr(r.zh, "Summarise the numbers", "总结数据"), Status: agent.TaskTodo},
-		{ID: "chart", Title: agent.Tr(r.zh, "Draw the chart", "生成图表"), Status: agent.TaskTodo},
-	})
-	if err := pl.Send(); err != nil {
-		return err
-	}
-	if err := pl.Set("query", agent.TaskInProgress); err != nil {
-		return err
-	}
 	if err := r.th.Add(agent.Step{Title: agent.Tr(r.zh, "Running the query plan", "执行查询计划"), Tool: plan.ToolQueryPlan, Detail: string(b), Status: agent.StatusRunning}); err != nil {
 		return err
 	}
@@ -79,30 +67,17 @@ func (r *offlineAnswer) runPlan(p plan.Plan) error {
 	res, err := x.Execute(r.ctx, p)
 	if err != nil {
 		_ = r.th.Update(agent.StatusError, agent.ToolErrorMessage(err))
-		_ = pl.Set("query", agent.TaskFailed)
 		return r.fail(err, "The query failed", "查询失败")
 	}
 	_ = r.th.Update(agent.StatusDone, fmt.Sprintf("%d rows", len(res.Rows)))
-	if err := pl.Set("query", agent.TaskDone); err != nil {
-		return err
-	}
-	if err := pl.Set("summary", agent.TaskInProgress); err != nil {
+	if err := r.th.Done(agent.StatusDone); err != nil {
 		return err
 	}
 	text := agent.Tr(r.zh, "Understood: ", "理解为：") + rd.Understood(res.Plan) + "\n\n" + rd.Narrative(res)
 	if err := streamText(r.e, text); err != nil {
 		return err
 	}
-	if err := pl.Set("summary", agent.TaskDone); err != nil {
-		return err
-	}
 	if err := r.e.Visualization(rd.Visualization("viz-1", res)); err != nil {
-		return err
-	}
-	if err := pl.Set("chart", agent.TaskDone); err != nil {
-		return err
-	}
-	if err := r.th.Done(agent.StatusDone); err != nil {
 		return err
 	}
 	return r.e.Finish("stop")
